@@ -1,0 +1,62 @@
+# dualdecomp — set-up, demo and tests.  `make demo` then `make test` on a fresh Debian machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+TOOLS  := $(CURDIR)/.tools
+STAMP  := $(VENV)/.installed
+SHARED ?= ../shared/data
+
+.PHONY: demo test install system-deps lmplz lint bench default-lm default-model evaluate-default clean
+
+# System packages (apt) for the build of KenLM's lmplz and for Python venvs.
+system-deps:
+	bash scripts/install_system_deps.sh
+
+# The virtual environment with dualdecomp and every Python dependency (spaCy pipeline, KenLM, ...).
+$(STAMP): pyproject.toml | system-deps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+# KenLM's lmplz and build_binary, built from the kenlm source package (needed by `dualdecomp lm build`).
+lmplz: $(TOOLS)/bin/lmplz
+$(TOOLS)/bin/lmplz: | system-deps
+	@command -v lmplz >/dev/null 2>&1 && command -v build_binary >/dev/null 2>&1 \
+		&& mkdir -p $(TOOLS)/bin && ln -sf "$$(command -v lmplz)" $(TOOLS)/bin/lmplz \
+		&& ln -sf "$$(command -v build_binary)" $(TOOLS)/bin/build_binary \
+		|| bash scripts/build_lmplz.sh $(TOOLS)
+
+install: $(STAMP) lmplz
+
+demo: install
+	$(BIN)/dualdecomp compress --input data/examples.jsonl
+	$(BIN)/dualdecomp compress --input data/examples.jsonl --length 8
+	$(BIN)/dualdecomp compress "The Gilmer City Council on Tuesday plans to consider canceling its May council election."
+
+test: install
+	$(BIN)/ruff check .
+	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python benchmarks/solvers.py
+
+# Rebuild the embedded default LM from the shared Google data (see data/default_model/LM.md).
+default-lm: install
+	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m models.default_lm --shared $(SHARED)
+
+# Retrain the embedded default model (see README.md, "The default model").
+default-model: install
+	$(BIN)/dualdecomp train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		data/corpora/eval.train.jsonl --dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
+		data/corpora/eval.dev.jsonl --epochs 10 --lm data/default_model/lm.binary --out data/default_model
+
+# The numbers in the README: the default model on the three dev files, free and gold length.
+evaluate-default: install
+	bash scripts/evaluate_default.sh
+
+clean:
+	rm -rf $(VENV) $(TOOLS) build *.egg-info

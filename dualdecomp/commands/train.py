@@ -1,0 +1,72 @@
+"""``dualdecomp train``: train the bigram compression model by the averaged perceptron."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from dualdecomp.errors import InputError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``train`` on the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "train", help="train the McDonald (2006) bigram model (averaged perceptron)",
+        description="Train the bigram compression model on JSONL corpora; the best epoch on the dev files "
+                    "(bigram F1 at gold length) is kept. Writes model.json, weights.npz and the LM.")
+    p.add_argument("--train", nargs="+", required=True, metavar="JSONL", help="training corpora")
+    p.add_argument("--dev", nargs="*", default=[], metavar="JSONL", help="dev corpora for epoch selection")
+    p.add_argument("--out", required=True, metavar="DIR", help="output model directory")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--lm", default="default", metavar="PATH",
+                   help="KenLM model for the LM feature: a path, 'default' (the embedded LM) or 'none'")
+    p.add_argument("--length-mode", choices=("free", "gold"), default="free",
+                   help="decode at free length or at the gold length inside the perceptron loop")
+    p.add_argument("--hash-bits", type=int, default=22)
+    p.add_argument("--no-lexical", action="store_true", help="no word-identity features")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="use the first N sentences of each train file")
+    p.add_argument("--quiet", action="store_true", help="no progress messages")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train and save the model; returns the exit code."""
+    from models.lm import load_lm
+
+    from dualdecomp.progress import progress_factory
+    from models.store import default_model_dir, save_model
+    from models.training import TrainingConfig, train
+
+    if args.epochs < 1:
+        raise InputError("--epochs must be >= 1")
+    if not 8 <= args.hash_bits <= 26:
+        raise InputError("--hash-bits must be in [8, 26]")
+    lm_path = None
+    if args.lm == "default":
+        lm_path = default_model_dir() / "lm.binary"
+    elif args.lm != "none":
+        lm_path = Path(args.lm)
+    lm = load_lm(lm_path) if lm_path is not None else None
+    config = TrainingConfig(epochs=args.epochs, hash_bits=args.hash_bits, lexical=not args.no_lexical,
+                            length_mode=args.length_mode, seed=args.seed)
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr)
+
+    model, _ = train(args.train, args.dev, config, lm=lm, limit=args.limit, log=log,
+                     progress_factory=progress_factory(args.quiet))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    lm_file = None
+    if lm_path is not None:
+        lm_file = "lm.binary"
+        if lm_path.resolve() != (out / lm_file).resolve():
+            shutil.copyfile(lm_path, out / lm_file)
+    save_model(model, out, lm_file=lm_file)
+    log(f"model saved to {out}")
+    return 0

@@ -1,0 +1,38 @@
+"""Shared fixtures: parsed sentences from the vendored corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT / "data" / "corpora"
+
+
+@pytest.fixture(scope="session")
+def corpora() -> Path:
+    return CORPORA
+
+
+@pytest.fixture(scope="session")
+def parsed_dev():
+    """The first 30 sentences of written.dev, parsed."""
+    from data.jsonl import read_corpus
+    from data.parsing import parse_tokens
+
+    items = read_corpus(CORPORA / "written.dev.jsonl")[:30]
+    return items, parse_tokens([it.text for it in items], ids=[it.id for it in items])
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A bigram model trained in a few seconds on 60 written-corpus sentences, without an LM."""
+    from dualdecomp.cli import main
+
+    out = tmp_path_factory.mktemp("model")
+    code = main(["train", "--train", str(CORPORA / "written.train.jsonl"), "--dev",
+                 str(CORPORA / "written.dev.jsonl"), "--limit", "60", "--epochs", "2", "--lm", "none",
+                 "--hash-bits", "18", "--out", str(out), "--quiet"])
+    assert code == 0
+    return out
