@@ -10,7 +10,7 @@ SHARED ?= ../shared/data
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
-	bash scripts/install_system_deps.sh
+	PYTHON=$(PYTHON) bash scripts/install_system_deps.sh
 
 # The virtual environment with dualdecomp and every Python dependency (spaCy pipeline, KenLM, ...).
 $(STAMP): pyproject.toml | system-deps
@@ -46,7 +46,7 @@ bench: install
 
 # Rebuild the embedded default LM from the shared Google data (see data/default_model/LM.md).
 default-lm: install
-	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m models.default_lm --shared $(SHARED)
+	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m models.default_lm --data-dir $(SHARED) --out-dir data/default_model
 
 # Retrain the embedded default model (see README.md, "The default model").
 default-model: install

@@ -10,16 +10,16 @@ from data.sentence import Sentence
 def detokenize(sentence: Sentence, keep: np.ndarray) -> str:
     """Join the kept tokens with the spacing of the original text.
 
-    Between two kept tokens a < b a space is written when the original text had whitespace anywhere
-    between them (after any of the tokens a .. b-1), so dropping ``,`` from ``Hello , world`` gives
-    ``Hello world``, not ``Helloworld``.
+    A kept token b is preceded by a space exactly when it was in the original text (token b-1 was
+    followed by whitespace): a token keeps its own attachment to the left. Dropping ``,`` from
+    ``Hello, world`` gives ``Hello world``, and dropping ``, world`` from ``Hello, world!`` gives
+    ``Hello!``.
     """
     kept = np.flatnonzero(np.asarray(keep, dtype=bool))
     parts: list[str] = []
     for t, k in enumerate(kept):
         if t:
-            prev = kept[t - 1]
-            if any(sentence.spaces[prev:k]):
+            if sentence.spaces[k - 1]:
                 parts.append(" ")
         parts.append(sentence.tokens[k])
     return "".join(parts)

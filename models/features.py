@@ -8,7 +8,8 @@ A compression is scored by its pairs of adjacent kept positions (i, j) (position
 * features of the dropped span: its length, first and last dropped tags, whether it is a union of complete
   subtrees and how many subtree roots it has, the label of the constituent it forms and where that
   constituent's head is (i, j or elsewhere), whether it holds a verb, the sentence root or punctuation;
-* a real-valued language-model feature: log10 p(w_j | w_i) under the KenLM model (when one is given);
+* language-model features (when a KenLM model is given): the real value 0.1 · log10 p(w_j | w_i) (also
+  separately for pairs that skip words) and the same log-probability binned in half-units;
 
 and every dropped word k fires word, tag, label, head-tag and depth features. The dropped-word
 features of a pair are the sum over its span, so B[i, j] = pair(i, j) + Σ_{i<k<j} drop(k) is computed
@@ -33,10 +34,14 @@ PAIR_TEMPLATES = (
     "bias", "pos_pos", "tag_tag", "word_tag", "tag_word", "word_word", "label_label", "gap",
     "gap_tag_tag", "firstdrop_lastdrop", "complete_gap", "constituent_tag", "verb_root_punct",
     "relation_pos_pos", "constituent_head", "nroots_complete", "left_tag_firstdrop", "lastdrop_right_tag",
+    "lm_bucket_gap",
 )
 DROP_TEMPLATES = ("drop_bias", "drop_tag", "drop_label", "drop_label_headtag", "drop_word", "drop_depth",
                   "drop_label_headlabel")
 REAL_TEMPLATES = ("lm_bigram", "lm_bigram_gap")
+LM_SCALE = 0.1
+"""The real-valued LM features are 0.1 · log10 p: the perceptron's updates are then of the size of the
+binary features' (log10 probabilities of a pair are typically -1 to -7)."""
 
 
 def _bucket(x: np.ndarray, edges=(0, 1, 2, 3, 4, 6, 10)) -> np.ndarray:
@@ -169,6 +174,12 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
     completeness = np.where(has_gap, complete.astype(np.uint64) + 1, 0).astype(np.uint64)
     nroot_b = np.minimum(nroots, 3).astype(np.uint64)
 
+    if lm_matrix is not None:
+        lmv = np.asarray(lm_matrix, dtype=np.float64)[pi, pj]
+        lm_bucket = (np.clip(np.floor(-2.0 * lmv), 0, 16) + 1).astype(np.uint64)
+    else:
+        lmv = np.zeros(len(pi))
+        lm_bucket = np.zeros(len(pi), dtype=np.uint64)
     parts = [
         np.zeros_like(pi, dtype=np.uint64),
         _mix(P[pi], P[pj]),
@@ -188,6 +199,7 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
         _mix(nroot_b, completeness),
         _mix(T[pi], first_drop),
         _mix(last_drop, T[pj]),
+        _mix(lm_bucket, has_gap.astype(np.uint64)),
     ]
     assert len(parts) == len(PAIR_TEMPLATES)
     pair_idx = np.stack([feature_index(t, p, 0, hash_bits) for t, p in enumerate(parts)], axis=1)
@@ -211,8 +223,8 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
     if lm_matrix is not None:
         real_idx = np.array([feature_index(base + t, np.uint64(0), 0, hash_bits)
                              for t in range(len(REAL_TEMPLATES))], dtype=np.int64).ravel()
-        lmv = np.asarray(lm_matrix, dtype=np.float64)[pi, pj]
-        pair_real = np.stack([lmv, np.where(has_gap, lmv, 0.0)], axis=1)
+        scaled = LM_SCALE * lmv
+        pair_real = np.stack([scaled, np.where(has_gap, scaled, 0.0)], axis=1)
     else:
         real_idx = np.zeros(0, dtype=np.int64)
         pair_real = np.zeros((len(pi), 0))

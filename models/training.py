@@ -3,7 +3,8 @@
 Every (sentence, reference) pair is one perceptron example; the gold keep vector comes from the deletion
 alignment (``data.alignment``). Sentences are parsed once with spaCy; features are computed once per
 sentence and shared by its references. After each epoch the averaged weights are scored on the dev files
-by bigram F1 at gold length (the selection criterion of the project) and the best epoch is kept.
+by bigram F1 at gold length, averaged over the dev files (the selection criterion of the project), and
+the best epoch is kept.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from data.sentence import Sentence
 from dualdecomp.evaluation import bigram_f1
 from models.bigram_model import BigramModel
 from models.features import BigramFeatures
+from models.hashing import feature_index
 from models.perceptron import EpochReport, TrainingExample, train_perceptron
 from solvers import bigram
 
@@ -78,6 +80,45 @@ def dev_bigram_f1(weights: np.ndarray, dev: Sequence[ParsedItem]) -> float:
     return float(np.mean(scores)) if scores else float("nan")
 
 
+def bias_index(hash_bits: int) -> int:
+    """Weight index of the pair ``bias`` feature: it fires L + 1 times for a compression of L tokens."""
+    return int(feature_index(0, np.zeros(1, dtype=np.uint64), 0, hash_bits)[0])
+
+
+def calibrate_length_bias(weights: np.ndarray, items: Sequence[ParsedItem], hash_bits: int,
+                          iterations: int = 30) -> float:
+    """The per-token bias c that makes free-length outputs as long, in total, as the gold references.
+
+    Adding c to the ``bias`` feature adds c · (L + 1) to every compression of L tokens: at a fixed length
+    it changes nothing, at free length it moves the compression rate. c is found by bisection on the
+    total number of kept tokens (monotone in c) over ``items`` (the dev items).
+    """
+    golds = [(p, float(np.mean([g.sum() for g in p.golds]))) for p in items if p.golds]
+    if not golds:
+        return 0.0
+    target = sum(m for _, m in golds)
+    base = [(p.features.potentials(weights), m) for p, m in golds]
+
+    def kept(c: float) -> int:
+        total = 0
+        for B, _ in base:
+            total += bigram.solve(B + np.where(np.isfinite(B), c, 0.0)).length
+        return total
+
+    lo, hi = -5.0, 5.0
+    while kept(lo) > target and lo > -1e3:
+        lo *= 2
+    while kept(hi) < target and hi < 1e3:
+        hi *= 2
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if kept(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
 def train(train_files: Sequence[str], dev_files: Sequence[str], config: TrainingConfig, lm=None,
           limit: int | None = None, log: Callable[[str], None] | None = None,
           progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
@@ -110,17 +151,20 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
     for f in train_files:
         items = read_corpus(f)
         train_items.extend(items[:limit] if limit else items)
-    dev_items = [it for f in dev_files for it in read_corpus(f)]
+    dev_sets = [read_corpus(f) for f in dev_files]
+    dev_items = [it for items in dev_sets for it in items]
     bar = progress_factory(len(train_items) + len(dev_items), "parsing") if progress_factory else None
     parsed = prepare(train_items, lm, config.hash_bits, config.lexical, bar)
     dev = prepare(dev_items, lm, config.hash_bits, config.lexical, bar)
+    bounds = np.cumsum([0, *(len(items) for items in dev_sets)])
+    dev_parts = [dev[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     examples = [TrainingExample(p.features, g) for p in parsed for g in p.golds]
     say(f"{len(train_items)} training sentences, {len(examples)} examples, {len(dev_items)} dev sentences "
         f"(prepared in {time.perf_counter() - start:.1f} s)")
 
     def on_epoch(epoch: int, avg: np.ndarray) -> float | None:
-        score = dev_bigram_f1(avg, dev) if dev else None
-        say(f"epoch {epoch}: dev bigram F1 at gold length = "
+        score = float(np.mean([dev_bigram_f1(avg, part) for part in dev_parts])) if dev else None
+        say(f"epoch {epoch}: dev bigram F1 at gold length (mean over the dev files) = "
             f"{'n/a' if score is None else f'{100 * score:.2f}'}")
         return score
 
@@ -128,6 +172,10 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
     weights, reports = train_perceptron(examples, config.hash_bits, config.epochs, config.seed,
                                         config.length_mode, on_epoch, bar)
     best = max((r for r in reports if r.dev_score is not None), key=lambda r: r.dev_score, default=None)
+    bias = calibrate_length_bias(weights, dev or parsed, hash_bits=config.hash_bits)
+    weights = weights.copy()
+    weights[bias_index(config.hash_bits)] += bias
+    say(f"free-length calibration: per-token bias {bias:+.4f} (compression rate matches the gold references)")
     meta = {
         "trainer": "averaged structured perceptron",
         "train_files": [str(f).rsplit("/", 1)[-1] for f in train_files],
@@ -140,6 +188,7 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
         "dev_bigram_f1_gold_length": best.dev_score if best else None,
         "mistakes_per_epoch": [r.mistakes for r in reports],
         "examples": len(examples),
+        "length_bias": bias,
     }
     model = BigramModel(weights, config.hash_bits, config.lexical, lm, meta)
     return model, reports
