@@ -101,3 +101,4 @@ def trigram(T: np.ndarray, u: np.ndarray | None = None, length: int | None = Non
     T = np.asarray(T, dtype=np.float64)
     n = T.shape[0] - 2
     return _best(n, length, lambda keep: trigram_score(T, keep, u))
+from solvers.bruteforce_dependency import dependency  # noqa: E402,F401
