@@ -85,34 +85,37 @@ def bias_index(hash_bits: int) -> int:
     return int(feature_index(0, np.zeros(1, dtype=np.uint64), 0, hash_bits)[0])
 
 
-def calibrate_length_bias(weights: np.ndarray, items: Sequence[ParsedItem], hash_bits: int,
+def calibrate_length_bias(weights: np.ndarray, parts: Sequence[Sequence[ParsedItem]], hash_bits: int,
                           iterations: int = 30) -> float:
-    """The per-token bias c that makes free-length outputs as long, in total, as the gold references.
+    """The per-token bias c that gives free-length outputs the references' compression rate.
 
     Adding c to the ``bias`` feature adds c · (L + 1) to every compression of L tokens: at a fixed length
-    it changes nothing, at free length it moves the compression rate. c is found by bisection on the
-    total number of kept tokens (monotone in c) over ``items`` (the dev items).
+    it changes nothing, at free length it moves the compression rate. c is found by bisection so that the
+    compression rate (mean over sentences, then over the corpora in ``parts``) equals that of the gold
+    references; the rate is monotone in c.
     """
-    golds = [(p, float(np.mean([g.sum() for g in p.golds]))) for p in items if p.golds]
-    if not golds:
+    sets = [[(p.features.potentials(weights), p.item.n) for p in part if p.golds] for part in parts]
+    targets = [np.mean([np.mean([g.mean() for g in p.golds]) for p in part if p.golds]) for part in parts]
+    sets = [s for s in sets if s]
+    if not sets:
         return 0.0
-    target = sum(m for _, m in golds)
-    base = [(p.features.potentials(weights), m) for p, m in golds]
+    target = float(np.mean([t for t in targets if np.isfinite(t)]))
 
-    def kept(c: float) -> int:
-        total = 0
-        for B, _ in base:
-            total += bigram.solve(B + np.where(np.isfinite(B), c, 0.0)).length
-        return total
+    def rate(c: float) -> float:
+        per_set = []
+        for s in sets:
+            lengths = [bigram.solve(B + np.where(np.isfinite(B), c, 0.0)).length / n for B, n in s]
+            per_set.append(np.mean(lengths))
+        return float(np.mean(per_set))
 
     lo, hi = -5.0, 5.0
-    while kept(lo) > target and lo > -1e3:
+    while rate(lo) > target and lo > -1e4:
         lo *= 2
-    while kept(hi) < target and hi < 1e3:
+    while rate(hi) < target and hi < 1e4:
         hi *= 2
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if kept(mid) < target:
+        if rate(mid) < target:
             lo = mid
         else:
             hi = mid
@@ -172,7 +175,7 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
     weights, reports = train_perceptron(examples, config.hash_bits, config.epochs, config.seed,
                                         config.length_mode, on_epoch, bar)
     best = max((r for r in reports if r.dev_score is not None), key=lambda r: r.dev_score, default=None)
-    bias = calibrate_length_bias(weights, dev or parsed, hash_bits=config.hash_bits)
+    bias = calibrate_length_bias(weights, dev_parts if dev else [parsed], hash_bits=config.hash_bits)
     weights = weights.copy()
     weights[bias_index(config.hash_bits)] += bias
     say(f"free-length calibration: per-token bias {bias:+.4f} (compression rate matches the gold references)")

@@ -47,7 +47,7 @@ def test_same_potentials_after_reload(tmp_path, parsed_dev) -> None:
     (lambda spec: spec.update(hash_bits="22"), "hash_bits"),
     (lambda spec: spec["templates"]["pair"].pop(), "templates"),
     (lambda spec: spec.update(lm="../../etc/passwd"), "inside the model directory"),
-    (lambda spec: spec.update(lm="missing.binary"), ""),
+    (lambda spec: spec.update(lm="missing.binary"), "language model not found"),
 ])
 def test_invalid_spec(tmp_path, edit, message) -> None:
     save_model(_model(), tmp_path)
@@ -91,7 +91,7 @@ def test_default_model_loads_and_is_small() -> None:
 
     d = default_model_dir()
     m = load_model(d)
-    assert m.lm is not None and m.lm.order == 3
+    assert m.hash_bits == 22 and m.meta["length_mode"] == "gold"
     total = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
     assert total <= 50_000_000
 
