@@ -35,9 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Train and save the model; returns the exit code."""
-    from models.lm import load_lm
-
     from dualdecomp.progress import progress_factory
+    from models.lm import load_lm
     from models.store import default_model_dir, save_model
     from models.training import TrainingConfig, train
 
