@@ -44,7 +44,8 @@ def load_pipeline():
                      "(or en_core_web_sm)")
 
 
-def _to_sentence(doc, sid: str) -> Sentence:
+def doc_to_sentence(doc, sid: str = "0") -> Sentence:
+    """A parsed spaCy ``Doc`` (without whitespace tokens) as a ``Sentence``."""
     heads = tuple(0 if tok.head.i == tok.i else tok.head.i + 1 for tok in doc)
     return Sentence(
         tokens=tuple(tok.text for tok in doc),
@@ -85,7 +86,7 @@ def parse_tokens(token_lists: Iterable[Sequence[str]], ids: Sequence[str] | None
     docs = (Doc(nlp.vocab, words=toks) for toks in token_lists)
     out = []
     for i, doc in enumerate(nlp.pipe(docs, batch_size=batch_size)):
-        out.append(_to_sentence(doc, ids[i] if ids is not None else str(i)))
+        out.append(doc_to_sentence(doc, ids[i] if ids is not None else str(i)))
     return out
 
 
@@ -110,7 +111,7 @@ def parse_text(text: str, sid: str = "0") -> Sentence:
     doc = nlp(text)
     words = [t for t in doc if not t.is_space]
     if len(words) == len(doc):
-        return _to_sentence(doc, sid)
+        return doc_to_sentence(doc, sid)
     # drop whitespace tokens, keeping the spacing information, then parse the clean tokens
     spaces = []
     for t in words:

@@ -16,6 +16,7 @@ from dualdecomp.result import Result
 from models.bigram_model import BigramModel
 from models.store import load_model
 from solvers.bigram import Bigram
+from solvers.char_budget import CharBudgetBigram
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,18 @@ class Compression:
         """The kept tokens with the original spacing (detokenised)."""
         return detokenize(self.sentence, self.result.keep)
 
-    def to_json(self) -> dict:
-        """The fields of one output line of ``dualdecomp compress`` (DESIGN.md §3)."""
+    def to_json(self, timing: bool = True) -> dict:
+        """The fields of one output line of ``dualdecomp compress`` (DESIGN.md §3).
+
+        ``timing=False`` leaves out ``seconds``, the only field that differs between identical runs.
+        """
         r = self.result
-        return {"compression": self.compression, "keep": [int(k) for k in r.keep],
-                "primal": _num(r.primal), "dual": _num(r.dual), "gap": _num(r.gap),
-                "certified": bool(r.certified), "seconds": round(r.seconds, 6)}
+        row = {"compression": self.compression, "keep": [int(k) for k in r.keep],
+               "primal": _num(r.primal), "dual": _num(r.dual), "gap": _num(r.gap),
+               "certified": bool(r.certified)}
+        if timing:
+            row["seconds"] = round(r.seconds, 6)
+        return row
 
 
 def _num(x: float) -> float | None:
@@ -78,25 +85,52 @@ class Compressor:
     def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None) -> None:
         self.model = model if isinstance(model, BigramModel) else load_model(model)
 
-    def components(self, sentence: Sentence) -> list:
-        """The decoding components of ``sentence`` under the model."""
-        return [Bigram(self.model.potentials(sentence))]
+    def components(self, sentence: Sentence, chars: int | None = None) -> list:
+        """The decoding components of ``sentence`` under the model (within ``chars`` characters if given)."""
+        B = self.model.potentials(sentence)
+        if chars is None:
+            return [Bigram(B)]
+        widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
+        return [CharBudgetBigram(B, widths, chars)]
 
-    def compress(self, sentence: Sentence, length: int | None = None) -> Compression:
-        """Compress one sentence, optionally to exactly ``length`` tokens.
+    def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,
+                 time_limit: float | None = None) -> Compression:
+        """Compress one sentence, optionally to exactly ``length`` tokens or at most ``chars`` characters.
+
+        Parameters
+        ----------
+        sentence : Sentence
+            The parsed sentence.
+        length : int, optional
+            Exact number of kept tokens.
+        chars : int, optional
+            Maximum number of characters of the compression written with one space between kept tokens
+            (the ``compression`` field; the detokenised ``text`` is never longer).
+        time_limit : float, optional
+            Seconds allowed to the decoder; when they run out the best compression found so far is
+            returned with its gap (``certified`` False unless proved).
 
         Raises
         ------
         InputError
-            When ``length`` is negative or larger than the sentence.
+            When ``length`` is negative or larger than the sentence, ``chars`` is negative, or both are
+            given.
         """
         if length is not None and not 0 <= length <= sentence.n:
             raise InputError(f"requested length {length} is impossible for a sentence of {sentence.n} tokens")
+        if chars is not None and length is not None:
+            raise InputError("give either a length or a character budget, not both")
+        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 0):
+            raise InputError(f"the character budget must be a non-negative integer, got {chars!r}")
         if sentence.n == 0:
             raise InputError("empty sentence: nothing to compress")
-        return Compression(sentence, decode(self.components(sentence), length=length))
+        if time_limit is not None and not time_limit > 0:
+            raise InputError(f"the time limit must be positive, got {time_limit!r}")
+        options = {} if time_limit is None else {"time_limit": float(time_limit)}
+        return Compression(sentence, decode(self.components(sentence, chars), length=length, **options))
 
-    def compress_text(self, text: str, length: int | None = None, ratio: float | None = None) -> Compression:
+    def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
+                      chars: int | None = None) -> Compression:
         """Tokenise and parse raw text with spaCy and compress it.
 
         Parameters
@@ -107,18 +141,21 @@ class Compressor:
             Exact number of kept tokens.
         ratio : float, optional
             Keep round(ratio · n) tokens (0 < ratio <= 1).
+        chars : int, optional
+            At most this many characters.
         """
         from data.parsing import parse_text
         from dualdecomp.lengths import parse_length
 
         sentence = parse_text(text)
         lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)
-        return self.compress(sentence, lengths[0])
+        return self.compress(sentence, lengths[0], chars)
 
-    def compress_tokens(self, tokens: Sequence[str], length: int | None = None) -> Compression:
+    def compress_tokens(self, tokens: Sequence[str], length: int | None = None,
+                        chars: int | None = None) -> Compression:
         """Parse pre-tokenised text (never re-tokenised) and compress it."""
         from data.parsing import parse_tokens
 
         if not tokens:
             raise InputError("empty sentence: nothing to compress")
-        return self.compress(parse_tokens([list(tokens)])[0], length)
+        return self.compress(parse_tokens([list(tokens)])[0], length, chars)
