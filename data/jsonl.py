@@ -86,6 +86,15 @@ def read_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dic
             raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from exc
 
 
+def is_valid_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8 (JSON can carry lone surrogates that cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class CorpusItem:
     """One sentence of a corpus in the project JSONL format.
@@ -115,6 +124,9 @@ class CorpusItem:
         for tok in self.text:
             if not isinstance(tok, str) or not tok or any(ch.isspace() for ch in tok):
                 raise InputError(f"item {self.id!r}: invalid token {tok!r}")
+        for part in (self.id, *self.text, *(t for c in self.compressions for t in c)):
+            if not is_valid_unicode(part):
+                raise InputError(f"item {self.id!r}: text with an unpaired surrogate (not valid Unicode)")
 
     @property
     def n(self) -> int:

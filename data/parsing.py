@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from data.jsonl import is_valid_unicode
 from data.sentence import Sentence
 from dualdecomp.errors import InputError, ModelError
 
@@ -83,6 +84,8 @@ def parse_tokens(token_lists: Iterable[Sequence[str]], ids: Sequence[str] | None
         for tok in toks:
             if not tok or any(ch.isspace() for ch in tok):
                 raise InputError(f"invalid token {tok!r}: tokens must be non-empty and contain no whitespace")
+            if not is_valid_unicode(tok):
+                raise InputError(f"invalid token {tok!r}: not valid Unicode (unpaired surrogate)")
     docs = (Doc(nlp.vocab, words=toks) for toks in token_lists)
     out = []
     for i, doc in enumerate(nlp.pipe(docs, batch_size=batch_size)):
@@ -107,6 +110,8 @@ def parse_text(text: str, sid: str = "0") -> Sentence:
     """
     if not text or not text.strip():
         raise InputError("empty text: nothing to compress")
+    if not is_valid_unicode(text):
+        raise InputError("the text is not valid Unicode (unpaired surrogate)")
     nlp = load_pipeline()
     doc = nlp(text)
     words = [t for t in doc if not t.is_space]

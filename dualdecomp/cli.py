@@ -49,6 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print(f"dualdecomp {args.command}: error: out of memory", file=sys.stderr)
         return 4
+    except Exception as exc:  # a bug: one clear line, the traceback only with DUALDECOMP_DEBUG=1
+        if os.environ.get("DUALDECOMP_DEBUG"):
+            raise
+        print(f"dualdecomp {args.command}: internal error ({type(exc).__name__}: {exc}); please report it "
+              "(set DUALDECOMP_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
