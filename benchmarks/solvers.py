@@ -46,7 +46,7 @@ from typing import Any  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from solvers import bigram, ngram  # noqa: E402
+from solvers import bigram, dependency, ngram  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -150,8 +150,43 @@ def _trigram_case(mode: str) -> Callable[[int, np.random.Generator], Prepared]:
     return setup
 
 
-#: Benchmarked cases (free length, exact length n // 2, every length via ``solve_lengths``); targets (ms)
-#: are the issue's, for the exact-length solvers.
+def dependency_operations(n: int, second_order: bool) -> int:
+    """Inner-loop iterations of the dependency chart kernel for n tokens (one per rule instance)."""
+    total = 0
+    for w in range(1, n + 1):
+        for i in range(n + 1 - w):
+            inner = i >= 1
+            if second_order:
+                # box, first-R + next-R, first-L + next-L, compl-R, compl-L
+                total += w * inner + (2 * w - 1) + w * inner + w + w * inner
+            else:
+                # shared attach-R/L split, compl-R, compl-L
+                total += w + w + w * inner
+    return total
+
+
+def _dependency_case(variant: str) -> Callable[[int, np.random.Generator], Prepared]:
+    def setup(n: int, rng: np.random.Generator) -> Prepared:
+        A = rng.normal(size=(n + 1, n + 1))
+        B = rng.normal(size=(n + 2, n + 2))
+        S = rng.normal(size=(n + 1, n + 1, n + 1))
+        u = rng.normal(size=n)
+        calls = {
+            "parse": lambda: dependency.parse(A),
+            "parse_second_order": lambda: dependency.parse(A, S),
+            "skip": lambda: dependency.solve(A, u=u, lam=0.5),
+            "skip_bigram": lambda: dependency.solve(A, B, u=u, lam=0.5),
+            "second_order_skip": lambda: dependency.solve(A, S=S, u=u, lam=0.5),
+            "second_order_skip_bigram": lambda: dependency.solve(A, B, S, u=u, lam=0.5),
+        }
+        return Prepared(call=calls[variant], kernel=None, dispatchers=(), params={"length": None},
+                        ops=dependency_operations(n, "second_order" in variant))
+
+    return setup
+
+
+#: Benchmarked cases (free length, exact length n // 2, every length via ``solve_lengths``; the dependency
+#: parsers of contract 3); targets (ms) are the issue's.
 CASES: list[Case] = [
     Case("bigram", "free", _bigram_case("free")),
     Case("bigram", "exact", _bigram_case("exact"), {30: 0.2, 60: 1.0}),
@@ -159,6 +194,13 @@ CASES: list[Case] = [
     Case("trigram", "free", _trigram_case("free")),
     Case("trigram", "exact", _trigram_case("exact"), {30: 5.0, 60: 50.0}),
     Case("trigram", "lengths", _trigram_case("lengths")),
+    Case("dependency", "parse", _dependency_case("parse")),
+    Case("dependency", "skip", _dependency_case("skip")),
+    Case("dependency", "skip_bigram", _dependency_case("skip_bigram"), {30: 10.0, 60: 150.0}),
+    Case("dependency", "parse_second_order", _dependency_case("parse_second_order")),
+    Case("dependency", "second_order_skip", _dependency_case("second_order_skip")),
+    Case("dependency", "second_order_skip_bigram", _dependency_case("second_order_skip_bigram"),
+         {30: 50.0, 60: 800.0}),
 ]
 
 
@@ -238,6 +280,8 @@ def run(cases: Sequence[Case], sizes: Sequence[int], seed: int, min_seconds: flo
                 record["kernel_median_ms"] = kmedian * 1e3
                 record["ns_per_op"] = kmedian * 1e9 / prepared.ops
                 record["wrapper_overhead_ratio"] = median / kmedian
+            else:  # public call only (the dependency wrappers do little besides the kernel)
+                record["ns_per_op"] = median * 1e9 / prepared.ops
             target = case.targets_ms.get(n)
             if target is not None:
                 record["target_ms"] = target

@@ -304,7 +304,7 @@ def _ilp_value(components: list[dep.Dependency], u: np.ndarray) -> float | None:
 @pytest.mark.parametrize(("bigram", "sibling"), list(itertools.product([False, True], repeat=2)))
 def test_to_ilp(bigram: bool, sibling: bool) -> None:
     @ILP
-    @given(instances(bigram=bigram, sibling=sibling, sizes=list(range(6)), u_inf=False))
+    @given(instances(bigram=bigram, sibling=sibling, sizes=list(range(7)), u_inf=False))
     def run(inst: Instance) -> None:
         ref = oracle(inst, lam=0.0)
         got = _ilp_value([dep.Dependency(inst.A, inst.B, inst.S)], inst.u)
