@@ -19,10 +19,12 @@ from data.alignment import keep_vector
 from data.jsonl import CorpusItem, read_corpus
 from data.parsing import parse_tokens
 from data.sentence import Sentence
+from dualdecomp.errors import InputError
 from dualdecomp.evaluation import bigram_f1
 from models.bigram_model import BigramModel
 from models.features import BigramFeatures
 from models.hashing import feature_index
+from models.mira import train_mira
 from models.perceptron import EpochReport, TrainingExample, train_perceptron
 from solvers import bigram
 
@@ -46,6 +48,9 @@ class TrainingConfig:
     lexical: bool = True
     length_mode: str = "free"
     seed: int = 0
+    trainer: str = "perceptron"
+    k: int = 5
+    C: float = 1.0
 
 
 def prepare(items: Sequence[CorpusItem], lm=None, hash_bits: int = 22, lexical: bool = True,
@@ -172,15 +177,22 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
         return score
 
     bar = progress_factory(len(examples) * config.epochs, "training") if progress_factory else None
-    weights, reports = train_perceptron(examples, config.hash_bits, config.epochs, config.seed,
-                                        config.length_mode, on_epoch, bar)
+    if config.trainer == "mira":
+        weights, reports = train_mira(examples, config.hash_bits, config.epochs, config.seed,
+                                      config.length_mode, config.k, config.C, on_epoch, bar)
+    elif config.trainer == "perceptron":
+        weights, reports = train_perceptron(examples, config.hash_bits, config.epochs, config.seed,
+                                            config.length_mode, on_epoch, bar)
+    else:
+        raise InputError(f"unknown trainer {config.trainer!r} (perceptron or mira)")
     best = max((r for r in reports if r.dev_score is not None), key=lambda r: r.dev_score, default=None)
     bias = calibrate_length_bias(weights, dev_parts if dev else [parsed], hash_bits=config.hash_bits)
     weights = weights.copy()
     weights[bias_index(config.hash_bits)] += bias
     say(f"free-length calibration: per-token bias {bias:+.4f} (compression rate matches the gold references)")
     meta = {
-        "trainer": "averaged structured perceptron",
+        "trainer": ("averaged structured perceptron" if config.trainer == "perceptron"
+                    else f"averaged {config.k}-best MIRA (C = {config.C})"),
         "train_files": [str(f).rsplit("/", 1)[-1] for f in train_files],
         "dev_files": [str(f).rsplit("/", 1)[-1] for f in dev_files],
         "limit": limit,

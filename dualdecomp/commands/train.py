@@ -24,6 +24,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="KenLM model for the LM feature: a path, 'default' (the embedded LM) or 'none'")
     p.add_argument("--length-mode", choices=("free", "gold"), default="free",
                    help="decode at free length or at the gold length inside the perceptron loop")
+    p.add_argument("--trainer", choices=("perceptron", "mira"), default="perceptron",
+                   help="averaged structured perceptron, or averaged k-best MIRA")
+    p.add_argument("--k", type=int, default=5, help="k of k-best MIRA")
+    p.add_argument("--C", type=float, default=1.0, help="MIRA's clip of each multiplier")
     p.add_argument("--hash-bits", type=int, default=22)
     p.add_argument("--no-lexical", action="store_true", help="no word-identity features")
     p.add_argument("--seed", type=int, default=0)
@@ -51,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
         lm_path = Path(args.lm)
     lm = load_lm(lm_path) if lm_path is not None else None
     config = TrainingConfig(epochs=args.epochs, hash_bits=args.hash_bits, lexical=not args.no_lexical,
-                            length_mode=args.length_mode, seed=args.seed)
+                            length_mode=args.length_mode, seed=args.seed, trainer=args.trainer, k=args.k,
+                            C=args.C)
+    if args.k < 1 or not args.C > 0:
+        raise InputError("--k must be >= 1 and --C > 0")
 
     def log(msg: str) -> None:
         if not args.quiet:
