@@ -20,7 +20,7 @@ from data.alignment import keep_vector
 from data.jsonl import CorpusItem, corpus_item_from_row, write_jsonl_atomic
 from data.parsing import parse_tokens
 from dualdecomp.errors import DualDecompError, InputError
-from dualdecomp.lengths import LengthSpec
+from dualdecomp.length_request import LengthSpec
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,7 @@ class Compressor:
             At most this many characters.
         """
         from data.parsing import parse_text
-        from dualdecomp.lengths import parse_length
+        from dualdecomp.length_request import parse_length
 
         sentence = parse_text(text)
         lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)

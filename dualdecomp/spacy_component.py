@@ -28,7 +28,7 @@ class DualDecompComponent:
     def __init__(self, model: str | None = None, length: int | str | None = None, ratio: float | None = None,
                  chars: int | None = None) -> None:
         from dualdecomp.compressor import Compressor
-        from dualdecomp.lengths import parse_length
+        from dualdecomp.length_request import parse_length
 
         self.spec = parse_length(length=length, ratio=ratio)
         if self.spec.mode not in ("free", "fixed", "ratio"):

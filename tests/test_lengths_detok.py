@@ -8,7 +8,7 @@ import pytest
 from data.detokenize import detokenize
 from data.sentence import Sentence
 from dualdecomp.errors import InputError
-from dualdecomp.lengths import parse_length
+from dualdecomp.length_request import parse_length
 
 
 def test_length_modes(tmp_path) -> None:

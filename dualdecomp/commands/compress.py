@@ -106,7 +106,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
 def run(args: argparse.Namespace) -> int:
     """Compress text or a file; returns the exit code."""
     from dualdecomp.compressor import Compressor
-    from dualdecomp.lengths import parse_length
+    from dualdecomp.length_request import parse_length
 
     if (args.text is None) == (args.input is None):
         raise InputError("give either TEXT or --input FILE")
