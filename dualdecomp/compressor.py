@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from dualdecomp.decode import decode
 from dualdecomp.errors import InputError
 from dualdecomp.result import Result
 from models.bigram_model import BigramModel
-from models.store import load_model
+from models.store import default_model_dir, load_model
 from solvers.bigram import Bigram
 from solvers.char_budget import CharBudgetBigram
 
@@ -29,10 +30,13 @@ class Compression:
         The parsed source sentence.
     result : Result
         The decoder's result (keep, primal, dual, gap, certified, ...).
+    note : str or None
+        Set when the decoding differed from the model's full configuration (long-sentence fallback).
     """
 
     sentence: Sentence
     result: Result
+    note: str | None = None
 
     @property
     def keep(self) -> np.ndarray:
@@ -65,6 +69,8 @@ class Compression:
                "certified": bool(r.certified)}
         if timing:
             row["seconds"] = round(r.seconds, 6)
+        if self.note:
+            row["note"] = self.note
         return row
 
 
@@ -79,19 +85,40 @@ class Compressor:
     Parameters
     ----------
     model : BigramModel or path, optional
-        A loaded model or a model directory; the embedded default model when None.
+        A loaded bigram model, or a model directory: a bigram model (``model.json``) or a joint
+        configuration (``config.json``, see :mod:`models.joint_config`). The embedded default model when
+        None.
     """
 
     def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None) -> None:
-        self.model = model if isinstance(model, BigramModel) else load_model(model)
+        self.joint = None
+        self.model = None
+        if isinstance(model, BigramModel):
+            self.model = model
+        else:
+            directory = Path(model) if model is not None else default_model_dir()
+            if (directory / "config.json").is_file():
+                from models.joint_config import JointModel
 
-    def components(self, sentence: Sentence, chars: int | None = None) -> list:
-        """The decoding components of ``sentence`` under the model (within ``chars`` characters if given)."""
-        B = self.model.potentials(sentence)
-        if chars is None:
-            return [Bigram(B)]
-        widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
-        return [CharBudgetBigram(B, widths, chars)]
+                self.joint = JointModel(directory)
+            else:
+                self.model = load_model(directory)
+        self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
+
+    def components(self, sentence: Sentence, chars: int | None = None) -> tuple[list, str | None]:
+        """The decoding components of ``sentence`` (a character budget, if given, is enforced by the first
+        bigram component) and a note when the long-sentence fallback was used."""
+        if self.joint is not None:
+            comps, note = self.joint.components(sentence)
+        else:
+            comps, note = [Bigram(self.model.potentials(sentence))], None
+        if chars is not None:
+            first = next((k for k, c in enumerate(comps) if isinstance(c, Bigram)), None)
+            if first is None:
+                raise InputError("this model has no bigram component to enforce a character budget")
+            widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
+            comps[first] = CharBudgetBigram(comps[first].B, widths, chars)
+        return comps, note
 
     def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,
                  time_limit: float | None = None) -> Compression:
@@ -126,8 +153,11 @@ class Compressor:
             raise InputError("empty sentence: nothing to compress")
         if time_limit is not None and not time_limit > 0:
             raise InputError(f"the time limit must be positive, got {time_limit!r}")
-        options = {} if time_limit is None else {"time_limit": float(time_limit)}
-        return Compression(sentence, decode(self.components(sentence, chars), length=length, **options))
+        options = dict(self.decode_options)
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        comps, note = self.components(sentence, chars)
+        return Compression(sentence, decode(comps, length=length, **options), note)
 
     def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
                       chars: int | None = None) -> Compression:

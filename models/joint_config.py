@@ -1,0 +1,174 @@
+"""Joint configurations: which trained components a compressor combines, with what weights.
+
+A joint model is a directory with ``config.json``::
+
+    {"format": "dualdecomp-config", "version": 1, "name": "McDonald+LM",
+     "components": [{"kind": "bigram", "path": "bigram", "weight": 1.0},
+                    {"kind": "lm", "path": "lm.binary", "weight": 2.0},
+                    {"kind": "dependency", "path": "dependency", "weight": 1.0}],
+     "decode": {"max_iterations": 200},
+     "fallback": {"max_tokens": 80, "components": [0]}}
+
+``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
+potentials are multiplied by its weight; the engine (:func:`dualdecomp.decode`) maximises their sum. For a
+sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the output
+says so. Everything is validated on load (:class:`~dualdecomp.errors.ModelError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from data.sentence import Sentence
+from dualdecomp.errors import ModelError
+
+FORMAT = "dualdecomp-config"
+VERSION = 1
+KINDS = ("bigram", "lm", "dependency")
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """One component of a joint configuration."""
+
+    kind: str
+    path: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class JointConfig:
+    """A joint configuration (see the module docstring)."""
+
+    name: str
+    components: tuple[ComponentSpec, ...]
+    decode: dict = field(default_factory=dict)
+    fallback_max_tokens: int | None = None
+    fallback_components: tuple[int, ...] = ()
+
+    def to_json(self) -> dict:
+        """The ``config.json`` content."""
+        out = {"format": FORMAT, "version": VERSION, "name": self.name,
+               "components": [{"kind": c.kind, "path": c.path, "weight": c.weight} for c in self.components],
+               "decode": self.decode}
+        if self.fallback_max_tokens is not None:
+            out["fallback"] = {"max_tokens": self.fallback_max_tokens,
+                               "components": list(self.fallback_components)}
+        return out
+
+
+def parse_config(spec: object, where: str = "config.json") -> JointConfig:
+    """Validate a decoded ``config.json``."""
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ModelError(f"{where}: not a dualdecomp joint configuration")
+    if spec.get("version") != VERSION:
+        raise ModelError(f"{where}: configuration version {spec.get('version')!r} is not supported")
+    comps = spec.get("components")
+    if not isinstance(comps, list) or not comps:
+        raise ModelError(f"{where}: components must be a non-empty list")
+    parsed = []
+    for i, c in enumerate(comps):
+        if not isinstance(c, dict) or c.get("kind") not in KINDS or not isinstance(c.get("path"), str):
+            raise ModelError(f"{where}: component {i} needs a kind in {KINDS} and a path")
+        weight = c.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not np.isfinite(weight) \
+                or weight <= 0:
+            raise ModelError(f"{where}: component {i} weight must be a positive number")
+        parsed.append(ComponentSpec(c["kind"], c["path"], float(weight)))
+    decode = spec.get("decode", {})
+    if not isinstance(decode, dict):
+        raise ModelError(f"{where}: decode must be an object")
+    fb = spec.get("fallback")
+    max_tokens, fb_comps = None, ()
+    if fb is not None:
+        if not isinstance(fb, dict) or not isinstance(fb.get("max_tokens"), int) or fb["max_tokens"] < 1:
+            raise ModelError(f"{where}: fallback needs max_tokens >= 1")
+        fb_list = fb.get("components", [])
+        if not isinstance(fb_list, list) or not fb_list or not all(
+                isinstance(k, int) and 0 <= k < len(parsed) for k in fb_list):
+            raise ModelError(f"{where}: fallback components must be indices of components")
+        max_tokens, fb_comps = fb["max_tokens"], tuple(fb_list)
+    name = spec.get("name", "")
+    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps)
+
+
+class JointModel:
+    """The loaded components of a joint configuration.
+
+    Parameters
+    ----------
+    directory : path
+        The directory holding ``config.json`` and the component models.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        d = Path(directory)
+        path = d / "config.json"
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ModelError(f"{path}: missing") from exc
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+        self.config = parse_config(spec, str(path))
+        self.directory = d
+        self.models = [self._load(c) for c in self.config.components]
+
+    def _resolve(self, rel: str) -> Path:
+        p = (self.directory / rel).resolve()
+        if self.directory.resolve() not in (p, *p.parents):
+            raise ModelError(f"{self.directory / 'config.json'}: {rel!r} must lie inside the model directory")
+        return p
+
+    def _load(self, c: ComponentSpec):
+        path = self._resolve(c.path)
+        if c.kind == "bigram":
+            from models.store import load_model
+
+            return load_model(path)
+        if c.kind == "lm":
+            from models.lm import load_lm
+
+            return load_lm(path)
+        from models.dependency_store import load_dependency_model
+
+        return load_dependency_model(path)
+
+    def components(self, sentence: Sentence) -> tuple[list, str | None]:
+        """The weighted components of ``sentence`` and a note when the long-sentence fallback is used."""
+        from solvers.bigram import Bigram
+        from solvers.dependency import Dependency
+        from solvers.ngram import Trigram
+
+        cfg = self.config
+        chosen = range(len(cfg.components))
+        note = None
+        if cfg.fallback_max_tokens is not None and sentence.n > cfg.fallback_max_tokens:
+            chosen = cfg.fallback_components
+            names = "+".join(cfg.components[k].kind for k in chosen)
+            note = f"{sentence.n} tokens > {cfg.fallback_max_tokens}: decoded with {names} only"
+        out = []
+        for k in chosen:
+            spec, model = cfg.components[k], self.models[k]
+            if spec.kind == "bigram":
+                out.append(Bigram(spec.weight * model.potentials(sentence)))
+            elif spec.kind == "lm":
+                out.append(Trigram(spec.weight * model.trigram_tensor(sentence.tokens)))
+            else:
+                A, S = model.potentials(sentence)
+                out.append(Dependency(spec.weight * A, S=None if S is None else spec.weight * S))
+        return out, note
+
+
+def save_config(config: JointConfig, directory: str | os.PathLike[str]) -> Path:
+    """Write ``config.json`` into ``directory`` (the component files must be put there too)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "config.json"
+    path.write_text(json.dumps(config.to_json(), indent=2) + "\n", encoding="utf-8")
+    return path
