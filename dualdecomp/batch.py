@@ -34,6 +34,7 @@ class BatchOptions:
     time_limit: float | None = None
     deterministic: bool = False
     batch_size: int = 64
+    trace: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,10 @@ def compress_item(index: int, item: CorpusItem, sentence, compressor, options: B
                    for m in lengths]
     except DualDecompError as exc:
         return {**base, "error": str(exc)}
-    row = {**base, **results[0].to_json(timing=not options.deterministic)}
+    timing, trace = not options.deterministic, options.trace
+    row = {**base, **results[0].to_json(timing=timing, trace=trace)}
     if spec.mode == "gold":
-        row["references"] = [{"length": m, **c.to_json(timing=not options.deterministic)}
+        row["references"] = [{"length": m, **c.to_json(timing=timing, trace=trace)}
                              for m, c in zip(lengths, results, strict=True)]
     return row
 

@@ -58,10 +58,11 @@ class Compression:
         """The kept tokens with the original spacing (detokenised)."""
         return detokenize(self.sentence, self.result.keep)
 
-    def to_json(self, timing: bool = True) -> dict:
+    def to_json(self, timing: bool = True, trace: bool = False) -> dict:
         """The fields of one output line of ``dualdecomp compress`` (DESIGN.md §3).
 
-        ``timing=False`` leaves out ``seconds``, the only field that differs between identical runs.
+        ``timing=False`` leaves out ``seconds``, the only field that differs between identical runs;
+        ``trace=True`` adds the decoder's per-iteration ``trace`` (a list of objects).
         """
         r = self.result
         row = {"compression": self.compression, "keep": [int(k) for k in r.keep],
@@ -71,6 +72,8 @@ class Compression:
             row["seconds"] = round(r.seconds, 6)
         if self.note:
             row["note"] = self.note
+        if trace:
+            row["trace"] = [step.to_json() for step in r.trace]
         return row
 
 

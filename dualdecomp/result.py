@@ -11,7 +11,27 @@ CERTIFICATE_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One iteration of a decoder: bounds, step size, disagreements and length multiplier."""
+    """One iteration of a decoder: bounds, step size, disagreements and length multiplier.
+
+    Attributes
+    ----------
+    iteration : int
+        1-based count of subgradient iterations (component-solve rounds) so far.
+    dual : float
+        Best upper bound proved so far on the optimum of the whole problem (non-increasing).
+    primal : float
+        Best objective of a feasible keep found so far (non-decreasing; -inf while none is known).
+    step : float
+        Step size used after this iteration (0 when no update was made).
+    disagreements : int
+        Number of positions on which the components' keeps differ in this iteration.
+    lam : float or None
+        Length multiplier of this iteration (None without a length constraint).
+    node : int
+        Branch-and-bound node of this iteration (0 = root).
+    note : str
+        Event of this iteration, e.g. ``"branch"``, ``"length-gap"``, ``"exact-length"``.
+    """
 
     iteration: int
     dual: float
@@ -19,6 +39,20 @@ class TraceStep:
     step: float
     disagreements: int
     lam: float | None = None
+    node: int = 0
+    note: str = ""
+
+    def to_json(self) -> dict:
+        """A JSON-safe dict (infinities and NaN become None; ``node``/``note`` only when set)."""
+        row = {"iteration": int(self.iteration), "dual": json_float(self.dual),
+               "primal": json_float(self.primal), "step": json_float(self.step),
+               "disagreements": int(self.disagreements),
+               "lam": None if self.lam is None else json_float(self.lam)}
+        if self.node:
+            row["node"] = int(self.node)
+        if self.note:
+            row["note"] = self.note
+        return row
 
 
 @dataclass(frozen=True)
@@ -45,6 +79,11 @@ class Result:
         Per-iteration record.
     seconds : float
         Wall-clock time of the decode.
+    length_gap : bool
+        True when the bisection on the length multiplier showed a duality gap: no multiplier makes the
+        relaxed problem keep exactly ``length`` tokens.
+    notes : tuple of str
+        Human-readable events of the decode (method used, gaps, tightening, limits reached).
     """
 
     keep: np.ndarray
@@ -56,11 +95,19 @@ class Result:
     lam: float | None = None
     trace: tuple[TraceStep, ...] = field(default=())
     seconds: float = 0.0
+    length_gap: bool = False
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def length(self) -> int:
         """Number of kept tokens."""
         return int(np.count_nonzero(self.keep))
+
+
+def json_float(x: float) -> float | None:
+    """A JSON-safe float: None for infinities and NaN."""
+    x = float(x)
+    return x if np.isfinite(x) else None
 
 
 def is_certified(primal: float, dual: float, rtol: float = CERTIFICATE_RTOL) -> bool:

@@ -121,3 +121,15 @@ def test_console_script_runs_without_traceback(tmp_path) -> None:
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "exceeds" in proc.stderr
+
+
+def test_trace_in_file_output(tiny_model, corpora, tmp_path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join((corpora / "written.dev.jsonl").read_text().splitlines()[:3]) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["compress", "--model", str(tiny_model), "--input", str(src), "--output", str(out), "--trace",
+                 "--length", "gold", "--quiet"]) == 0
+    for row in _rows(out):
+        assert row["trace"] and {"iteration", "dual", "primal", "step", "disagreements", "lam"} <= set(
+            row["trace"][0])
+        assert all("trace" in r for r in row["references"])

@@ -39,6 +39,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
     p.add_argument("--batch-size", type=int, default=64, metavar="K",
                    help="lines parsed together (and the granularity of progress)")
+    p.add_argument("--trace", action="store_true",
+                   help="add the decoder's per-iteration trace (dual, primal, step, disagreements, lambda) "
+                        "to every JSON row as `trace`")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run)
@@ -71,7 +74,7 @@ def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
     length = spec.for_sentence(sentence.n, 0)[0]
     comp = compressor.compress(sentence, length, args.chars, time_limit=args.time_limit)
     row = {"id": sentence.id, "text": args.text, "output": comp.text,
-           **comp.to_json(timing=not args.deterministic)}
+           **comp.to_json(timing=not args.deterministic, trace=args.trace)}
     print(json.dumps(row, ensure_ascii=False) if args.json else _human(row))
     return 0
 
@@ -82,7 +85,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
 
     options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
                            time_limit=args.time_limit, deterministic=args.deterministic,
-                           batch_size=args.batch_size)
+                           batch_size=args.batch_size, trace=args.trace)
     if args.resume and not args.output:
         raise InputError("--resume needs --output")
 
