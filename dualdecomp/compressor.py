@@ -91,19 +91,22 @@ class Compressor:
         A loaded bigram model, or a model directory: a bigram model (``model.json``) or a joint
         configuration (``config.json``, see :mod:`models.joint_config`). The embedded default model when
         None.
+    config : str, optional
+        Another configuration of the model directory (``configs/NAME.json``).
     """
 
-    def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None,
+                 config: str | None = None) -> None:
         self.joint = None
         self.model = None
         if isinstance(model, BigramModel):
             self.model = model
         else:
             directory = Path(model) if model is not None else default_model_dir()
-            if (directory / "config.json").is_file():
+            if config is not None or (directory / "config.json").is_file():
                 from models.joint_config import JointModel
 
-                self.joint = JointModel(directory)
+                self.joint = JointModel(directory, config)
             else:
                 self.model = load_model(directory)
         self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
@@ -160,7 +163,14 @@ class Compressor:
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
         comps, note = self.components(sentence, chars)
-        return Compression(sentence, decode(comps, length=length, **options), note)
+        if options.pop("decoder", "dd") == "ilp":
+            from dualdecomp import ilp
+
+            result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
+                                time_limit=options.get("time_limit"))
+        else:
+            result = decode(comps, length=length, **options)
+        return Compression(sentence, result, note)
 
     def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
                       chars: int | None = None) -> Compression:

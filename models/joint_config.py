@@ -6,13 +6,16 @@ A joint model is a directory with ``config.json``::
      "components": [{"kind": "bigram", "path": "bigram", "weight": 1.0},
                     {"kind": "lm", "path": "lm.binary", "weight": 2.0},
                     {"kind": "dependency", "path": "dependency", "weight": 1.0}],
-     "decode": {"max_iterations": 200},
+     "decode": {"max_iterations": 200, "length_method": "exact"},
      "fallback": {"max_tokens": 80, "components": [0]}}
 
 ``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
 potentials are multiplied by its weight; the engine (:func:`dualdecomp.decode`) maximises their sum. For a
 sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the output
-says so. Everything is validated on load (:class:`~dualdecomp.errors.ModelError`).
+says so. ``decode`` holds the engine's options (:class:`dualdecomp.options.DecodeOptions`), or
+``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference). A directory may
+hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). Everything
+is validated on load (:class:`~dualdecomp.errors.ModelError`).
 """
 
 from __future__ import annotations
@@ -103,16 +106,22 @@ class JointModel:
     Parameters
     ----------
     directory : path
-        The directory holding ``config.json`` and the component models.
+        The directory holding the component models and ``config.json``.
+    config : str, optional
+        The name of another configuration of the same directory: ``configs/NAME.json``.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], config: str | None = None) -> None:
         d = Path(directory)
-        path = d / "config.json"
+        if config is not None and (not config or "/" in config or "\\" in config or config.startswith(".")):
+            raise ModelError(f"invalid configuration name {config!r}")
+        path = d / "config.json" if config is None else d / "configs" / f"{config}.json"
         try:
             spec = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
-            raise ModelError(f"{path}: missing") from exc
+            names = sorted(p.stem for p in (d / "configs").glob("*.json"))
+            known = f" (configurations here: {', '.join(names)})" if names else ""
+            raise ModelError(f"{path}: missing{known}") from exc
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
         self.config = parse_config(spec, str(path))

@@ -28,6 +28,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--chars", type=int, metavar="N",
                    help="keep at most N characters (one space between kept tokens counted), exactly")
     p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
+    p.add_argument("--config", metavar="NAME",
+                   help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm")
     p.add_argument("--resume", action="store_true",
                    help="reuse the lines already done by an earlier (interrupted) run with the same --output")
     p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--chars must be >= 0 and cannot be combined with a length")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError("--time-limit must be positive")
-    compressor = Compressor(args.model)
+    compressor = Compressor(args.model, args.config)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
     return _compress_file(args, compressor, spec)

@@ -1,0 +1,91 @@
+"""Joint configurations: weighted components decoded by the engine, the ILP decoder, the fallback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from dualdecomp.compressor import Compressor
+from dualdecomp.errors import ModelError
+from models.joint_config import ComponentSpec, JointConfig, save_config
+from models.store import default_model_dir
+
+
+@pytest.fixture(scope="module")
+def joint_dir(tiny_model, tmp_path_factory):
+    d = tmp_path_factory.mktemp("joint")
+    shutil.copytree(tiny_model, d / "bigram")
+    shutil.copyfile(default_model_dir() / "lm.binary", d / "lm.binary")
+    comps = (ComponentSpec("bigram", "bigram", 1.0), ComponentSpec("lm", "lm.binary", 3.0))
+    cfg = JointConfig("bigram+lm", comps, {"length_method": "exact"}, fallback_max_tokens=12,
+                      fallback_components=(0,))
+    save_config(cfg, d)
+    (d / "configs").mkdir()
+    ilp = JointConfig("ilp", cfg.components, {"decoder": "ilp"})
+    (d / "configs" / "ilp.json").write_text(json.dumps(ilp.to_json()))
+    return d
+
+
+def test_joint_decode_is_certified_and_exact(joint_dir, parsed_dev) -> None:
+    _, sentences = parsed_dev
+    short = [s for s in sentences if 4 <= s.n <= 12][:4]
+    assert short
+    dd = Compressor(joint_dir)
+    ilp = Compressor(joint_dir, "ilp")
+    for s in short:
+        for length in (None, max(1, s.n // 2)):
+            a = dd.compress(s, length)
+            b = ilp.compress(s, length)
+            assert b.result.certified
+            if a.result.certified:
+                assert abs(a.result.primal - b.result.primal) <= 1e-6 * max(1.0, abs(b.result.primal))
+            assert a.result.dual >= b.result.primal - 1e-6
+            if length is not None:
+                assert int(a.keep.sum()) == length
+            comps, _ = dd.components(s)
+            assert abs(sum(c.best_given(a.keep) for c in comps) - a.result.primal) <= 1e-9 * max(
+                1.0, abs(a.result.primal))
+
+
+def test_long_sentence_fallback_is_announced(joint_dir, parsed_dev) -> None:
+    _, sentences = parsed_dev
+    long = next(s for s in sentences if s.n > 12)
+    out = Compressor(joint_dir).compress(long)
+    assert out.note and "bigram only" in out.note
+    assert out.to_json()["note"] == out.note
+
+
+def test_char_budget_with_joint_model(joint_dir, parsed_dev) -> None:
+    _, sentences = parsed_dev
+    s = next(x for x in sentences if 6 <= x.n <= 12)
+    out = Compressor(joint_dir).compress(s, chars=25)
+    assert len(out.compression) <= 25
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.update(format="x"), "not a dualdecomp joint configuration"),
+    (lambda c: c.update(components=[]), "non-empty"),
+    (lambda c: c["components"][0].update(kind="mystery"), "kind"),
+    (lambda c: c["components"][1].update(weight=-1), "weight"),
+    (lambda c: c["components"][1].update(path="../../etc/passwd"), "inside the model directory"),
+    (lambda c: c.update(fallback={"max_tokens": 5, "components": [7]}), "fallback"),
+])
+def test_bad_configs(joint_dir, tmp_path, edit, message) -> None:
+    d = tmp_path / "j"
+    shutil.copytree(joint_dir, d)
+    spec = json.loads((d / "config.json").read_text())
+    edit(spec)
+    (d / "config.json").write_text(json.dumps(spec))
+    with pytest.raises(ModelError, match=message):
+        Compressor(d)
+
+
+def test_unknown_configuration_name(joint_dir) -> None:
+    with pytest.raises(ModelError, match="configurations here: ilp"):
+        Compressor(joint_dir, "nope")
+    with pytest.raises(ModelError, match="invalid configuration name"):
+        Compressor(joint_dir, "../x")
+    assert np.isfinite(Compressor(joint_dir, "ilp").compress_tokens("a b c".split()).result.primal)
