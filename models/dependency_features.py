@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from data.sentence import Sentence
-from models.features import _bucket, _mix
+from models.features import bucket, mix
 from models.hashing import atom, atoms, feature_index
 from models.lm import normalise_token
 
@@ -209,7 +209,7 @@ class DependencyFeatures:
 def _combine(*parts) -> np.ndarray:
     """``models.features._mix`` of atom arrays of broadcastable shapes (the result has the full shape)."""
     shape = np.broadcast_shapes(*(np.shape(p) for p in parts))
-    return _mix(np.broadcast_to(np.asarray(parts[0], dtype=np.uint64), shape), *parts[1:])
+    return mix(np.broadcast_to(np.asarray(parts[0], dtype=np.uint64), shape), *parts[1:])
 
 
 def ancestry(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -310,7 +310,7 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
     mm = np.arange(1, N)[None, :]  # modifier positions 1..n (columns)
     right = (mm > hh).astype(np.uint64)
     dist = np.where(hh == 0, 0, np.abs(mm - hh))
-    distb = _bucket(dist, DIST_EDGES)
+    distb = bucket(dist, DIST_EDGES)
     dd = _combine(right, distb)
     upd = up[hh, mm]  # distance from m up to h, 0 if h is no ancestor of m
     rel = np.full((N, n), REL_OTHER, dtype=np.int64)
@@ -366,7 +366,7 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
         L[tok],
         _combine(L[tok], T[head_of]),
         _combine(L[tok], L[head_of]),
-        _combine(L[tok], _bucket(depth[tok], (1, 2, 3, 4, 6))),
+        _combine(L[tok], bucket(depth[tok], (1, 2, 3, 4, 6))),
         _combine(W[tok], L[tok]),
         _combine(L[tok], np.minimum(nchildren[tok], 3).astype(np.uint64)),
         _combine(P[tok], position),

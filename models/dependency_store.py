@@ -9,16 +9,13 @@ names and the training metadata; ``weights.npz`` holds the non-zero weights as `
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-
-import numpy as np
 
 from dualdecomp.errors import ModelError
 from models.dependency_features import ARC_TEMPLATES, KEEP_TEMPLATES, SIBLING_TEMPLATES
 from models.dependency_model import DependencyModel
-from models.store import FORMAT, VERSION, _atomic_write_bytes, _read_weights
+from models.store import FORMAT, VERSION, read_spec, read_weights, save_weights, write_spec
 
 KIND = "dependency"
 
@@ -45,9 +42,7 @@ def save_dependency_model(model: DependencyModel, directory: str | os.PathLike[s
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    nz = np.flatnonzero(model.weights)
-    _atomic_write_bytes(out / "weights.npz", lambda fh: np.savez_compressed(
-        fh, indices=nz.astype(np.int64), values=model.weights[nz].astype(np.float64)))
+    save_weights(out, model.weights)
     spec = {
         "format": FORMAT,
         "version": VERSION,
@@ -58,39 +53,18 @@ def save_dependency_model(model: DependencyModel, directory: str | os.PathLike[s
         "templates": _templates(model.second_order),
         "meta": model.meta,
     }
-    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
-    _atomic_write_bytes(out / "model.json", lambda fh: fh.write(text.encode("utf-8")))
+    write_spec(out, spec)
     return out
 
 
 def _read_spec(directory: Path) -> dict:
+    spec = read_spec(directory, KIND)
     path = directory / "model.json"
-    if not directory.is_dir():
-        raise ModelError(f"model directory not found: {directory}")
-    try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ModelError(f"{path}: missing (not a dualdecomp model directory)") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
-    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
-        raise ModelError(f"{path}: not a dualdecomp model (format field missing or wrong)")
-    if spec.get("version") != VERSION:
-        raise ModelError(f"{path}: model format version {spec.get('version')!r} is not supported "
-                         f"(this dualdecomp reads version {VERSION})")
-    if spec.get("kind") != KIND:
-        raise ModelError(f"{path}: model kind {spec.get('kind')!r} is not a dependency model")
-    bits = spec.get("hash_bits")
-    if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 26:
-        raise ModelError(f"{path}: hash_bits must be an integer in [8, 26]")
-    for key in ("lexical", "second_order"):
-        if not isinstance(spec.get(key), bool):
-            raise ModelError(f"{path}: {key} must be true or false")
+    if not isinstance(spec.get("second_order"), bool):
+        raise ModelError(f"{path}: second_order must be true or false")
     if spec.get("templates") != _templates(spec["second_order"]):
         raise ModelError(f"{path}: the model's feature templates differ from this dualdecomp's; "
                          "retrain the model with this version")
-    if not isinstance(spec.get("meta", {}), dict):
-        raise ModelError(f"{path}: meta must be an object")
     return spec
 
 
@@ -114,6 +88,6 @@ def load_dependency_model(directory: str | os.PathLike[str]) -> DependencyModel:
     """
     d = Path(directory)
     spec = _read_spec(d)
-    weights = _read_weights(d / "weights.npz", 1 << spec["hash_bits"])
+    weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
     return DependencyModel(weights=weights, hash_bits=spec["hash_bits"], second_order=spec["second_order"],
                            lexical=spec["lexical"], meta=spec.get("meta", {}))

@@ -44,11 +44,12 @@ LM_SCALE = 0.1
 binary features' (log10 probabilities of a pair are typically -1 to -7)."""
 
 
-def _bucket(x: np.ndarray, edges=(0, 1, 2, 3, 4, 6, 10)) -> np.ndarray:
+def bucket(x: np.ndarray, edges=(0, 1, 2, 3, 4, 6, 10)) -> np.ndarray:
+    """Bucket numbers by the given edges (as uint64 bucket indices, for hashing)."""
     return np.searchsorted(np.asarray(edges), x, side="right").astype(np.uint64)
 
 
-def _mix(*parts) -> np.ndarray:
+def mix(*parts) -> np.ndarray:
     """Combine several atom arrays into one (uint64)."""
     out = np.asarray(parts[0], dtype=np.uint64)
     for p in parts[1:]:
@@ -159,7 +160,7 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
     pi, pj = all_pairs(n)
     complete, nroots, single, has_verb, has_root, has_punct = span_stats(heads, spans, is_verb, is_punct)
     gap = pj - pi - 1
-    gapb = _bucket(gap)
+    gapb = bucket(gap)
     has_gap = gap > 0
     none = np.uint64(atom("<none>"))
     first_drop = np.where(has_gap, T[np.minimum(pi + 1, n + 1)], none)
@@ -182,24 +183,24 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
         lm_bucket = np.zeros(len(pi), dtype=np.uint64)
     parts = [
         np.zeros_like(pi, dtype=np.uint64),
-        _mix(P[pi], P[pj]),
-        _mix(T[pi], T[pj]),
-        _mix(W[pi], T[pj]),
-        _mix(T[pi], W[pj]),
-        _mix(W[pi], W[pj]),
-        _mix(L[pi], L[pj]),
+        mix(P[pi], P[pj]),
+        mix(T[pi], T[pj]),
+        mix(W[pi], T[pj]),
+        mix(T[pi], W[pj]),
+        mix(W[pi], W[pj]),
+        mix(L[pi], L[pj]),
         gapb,
-        _mix(gapb, T[pi], T[pj]),
-        _mix(first_drop, last_drop),
-        _mix(completeness, gapb),
-        _mix(cons_label, T[pi], completeness),
+        mix(gapb, T[pi], T[pj]),
+        mix(first_drop, last_drop),
+        mix(completeness, gapb),
+        mix(cons_label, T[pi], completeness),
         flags,
-        _mix(relation, P[pi], P[pj]),
-        _mix(cons_head.astype(np.uint64), cons_label),
-        _mix(nroot_b, completeness),
-        _mix(T[pi], first_drop),
-        _mix(last_drop, T[pj]),
-        _mix(lm_bucket, has_gap.astype(np.uint64)),
+        mix(relation, P[pi], P[pj]),
+        mix(cons_head.astype(np.uint64), cons_label),
+        mix(nroot_b, completeness),
+        mix(T[pi], first_drop),
+        mix(last_drop, T[pj]),
+        mix(lm_bucket, has_gap.astype(np.uint64)),
     ]
     assert len(parts) == len(PAIR_TEMPLATES)
     pair_idx = np.stack([feature_index(t, p, 0, hash_bits) for t, p in enumerate(parts)], axis=1)
@@ -210,10 +211,10 @@ def bigram_features(sentence: Sentence, lm_matrix: np.ndarray | None = None, has
         np.zeros(n, dtype=np.uint64),
         T[tok],
         L[tok],
-        _mix(L[tok], T[head_of]),
+        mix(L[tok], T[head_of]),
         W[tok],
-        _mix(_bucket(depth[tok], (1, 2, 3, 4, 6)), P[tok]),
-        _mix(L[tok], L[head_of]),
+        mix(bucket(depth[tok], (1, 2, 3, 4, 6)), P[tok]),
+        mix(L[tok], L[head_of]),
     ]
     base = len(PAIR_TEMPLATES)
     drop_idx = (np.stack([feature_index(base + t, p, 0, hash_bits) for t, p in enumerate(d_parts)], axis=1)

@@ -23,7 +23,6 @@ from models.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
 
 FORMAT = "dualdecomp-model"
 VERSION = 1
-KINDS = ("bigram",)
 
 
 def default_model_dir() -> Path:
@@ -31,7 +30,8 @@ def default_model_dir() -> Path:
     return Path(str(resources.files("data") / "default_model"))
 
 
-def _atomic_write_bytes(path: Path, write) -> None:
+def atomic_write_bytes(path: Path, write) -> None:
+    """Write a file atomically: ``write(handle)`` into a temporary file beside it, then rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -64,9 +64,7 @@ def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: s
     out.mkdir(parents=True, exist_ok=True)
     if model.lm is not None and not lm_file:
         raise ModelError("a model with an LM feature needs the LM file name (lm_file)")
-    nz = np.flatnonzero(model.weights)
-    _atomic_write_bytes(out / "weights.npz", lambda fh: np.savez_compressed(
-        fh, indices=nz.astype(np.int64), values=model.weights[nz].astype(np.float64)))
+    save_weights(out, model.weights)
     spec = {
         "format": FORMAT,
         "version": VERSION,
@@ -78,12 +76,34 @@ def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: s
                       "real": list(REAL_TEMPLATES) if model.lm is not None else []},
         "meta": model.meta,
     }
-    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
-    _atomic_write_bytes(out / "model.json", lambda fh: fh.write(text.encode("utf-8")))
+    write_spec(out, spec)
     return out
 
 
-def _read_spec(directory: Path) -> dict:
+def save_weights(directory: Path, weights: np.ndarray) -> None:
+    """Write the non-zero weights as ``weights.npz`` (indices int64, values float64), atomically."""
+    nz = np.flatnonzero(weights)
+    atomic_write_bytes(directory / "weights.npz", lambda fh: np.savez_compressed(
+        fh, indices=nz.astype(np.int64), values=weights[nz].astype(np.float64)))
+
+
+def write_spec(directory: Path, spec: dict) -> None:
+    """Write ``model.json`` (sorted keys, indented), atomically."""
+    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+    atomic_write_bytes(directory / "model.json", lambda fh: fh.write(text.encode("utf-8")))
+
+
+def read_spec(directory: Path, kind: str) -> dict:
+    """Read ``model.json`` and validate what every model kind shares.
+
+    Checks the format, the version, that the kind is ``kind``, ``hash_bits`` (an integer in [8, 26]),
+    ``lexical`` (a bool) and ``meta`` (an object); the caller checks its kind's own fields.
+
+    Raises
+    ------
+    ModelError
+        With the file name and what is wrong.
+    """
     path = directory / "model.json"
     if not directory.is_dir():
         raise ModelError(f"model directory not found: {directory}")
@@ -98,13 +118,21 @@ def _read_spec(directory: Path) -> dict:
     if spec.get("version") != VERSION:
         raise ModelError(f"{path}: model format version {spec.get('version')!r} is not supported "
                          f"(this dualdecomp reads version {VERSION})")
-    if spec.get("kind") not in KINDS:
-        raise ModelError(f"{path}: unknown model kind {spec.get('kind')!r}")
+    if spec.get("kind") != kind:
+        raise ModelError(f"{path}: model kind {spec.get('kind')!r} is not a {kind} model")
     bits = spec.get("hash_bits")
     if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 26:
         raise ModelError(f"{path}: hash_bits must be an integer in [8, 26]")
     if not isinstance(spec.get("lexical"), bool):
         raise ModelError(f"{path}: lexical must be true or false")
+    if not isinstance(spec.get("meta", {}), dict):
+        raise ModelError(f"{path}: meta must be an object")
+    return spec
+
+
+def _read_spec(directory: Path) -> dict:
+    spec = read_spec(directory, "bigram")
+    path = directory / "model.json"
     templates = spec.get("templates")
     expected = {"pair": list(PAIR_TEMPLATES), "drop": list(DROP_TEMPLATES)}
     if not isinstance(templates, dict) or any(templates.get(k) != v for k, v in expected.items()):
@@ -112,12 +140,11 @@ def _read_spec(directory: Path) -> dict:
                          "retrain the model with this version")
     if spec.get("lm") is not None and not isinstance(spec["lm"], str):
         raise ModelError(f"{path}: lm must be a file name or null")
-    if not isinstance(spec.get("meta", {}), dict):
-        raise ModelError(f"{path}: meta must be an object")
     return spec
 
 
-def _read_weights(path: Path, size: int) -> np.ndarray:
+def read_weights(path: Path, size: int) -> np.ndarray:
+    """Read and validate a sparse ``weights.npz`` into a dense vector of ``size`` (ModelError if bad)."""
     try:
         with np.load(path, allow_pickle=False) as npz:
             indices = np.asarray(npz["indices"])
@@ -151,7 +178,7 @@ def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:
     """
     d = Path(directory) if directory is not None else default_model_dir()
     spec = _read_spec(d)
-    weights = _read_weights(d / "weights.npz", 1 << spec["hash_bits"])
+    weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
     lm = None
     if spec.get("lm"):
         from models.lm import load_lm

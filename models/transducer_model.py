@@ -1,0 +1,104 @@
+"""A trained T3 model: grammar + hashed rule weights, saved as a directory of JSON/npz files.
+
+Directory layout: ``model.json`` (format ``dualdecomp-t3``, version, hash_bits, lm_weight, meta),
+``grammar.json`` (``models.grammar.save_grammar``) and ``weights.npz`` (non-zero ``indices``/``values``).
+Everything is validated on load (ModelError).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from data.trees import Tree
+from dualdecomp.errors import ModelError
+from models.grammar import Grammar, load_grammar, save_grammar
+from models.transducer_features import RuleFeaturizer
+from models.transducer_training import edge_scores
+from solvers.transducer import Transducer, build_hypergraph
+
+__all__ = ["T3Model", "load_t3", "save_t3"]
+
+FORMAT = "dualdecomp-t3"
+VERSION = 1
+
+
+@dataclass
+class T3Model:
+    """Grammar and weights.
+
+    Attributes
+    ----------
+    grammar : Grammar
+    weights : numpy.ndarray
+        float64 (2**hash_bits,).
+    hash_bits : int
+    lm_weight : float
+        Weight of the LM log10 probability in the (approximate) T3 + LM beam search.
+    meta : dict
+    """
+
+    grammar: Grammar
+    weights: np.ndarray
+    hash_bits: int
+    lm_weight: float = 1.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.featurizer = RuleFeaturizer(self.hash_bits)
+
+    def transducer(self, tree: Tree) -> Transducer:
+        """The T3 component for a source tree under this model."""
+        hg = build_hypergraph(tree, self.grammar)
+        return Transducer.from_hypergraph(hg, edge_scores(hg, self.weights, self.featurizer))
+
+
+def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
+    """Write the model directory (created if needed)."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    save_grammar(model.grammar, out / "grammar.json")
+    nz = np.flatnonzero(model.weights)
+    np.savez_compressed(out / "weights.npz", indices=nz.astype(np.int64), values=model.weights[nz])
+    spec = {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
+            "lm_weight": model.lm_weight, "meta": model.meta}
+    (out / "model.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def load_t3(directory: str | os.PathLike[str]) -> T3Model:
+    """Read and validate a model directory written by :func:`save_t3`."""
+    d = Path(directory)
+    try:
+        spec = json.loads((d / "model.json").read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ModelError(f"{d}: not a T3 model directory (model.json missing)") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{d}/model.json: unreadable ({exc})") from exc
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT or spec.get("version") != VERSION:
+        raise ModelError(f"{d}/model.json: not a {FORMAT} version {VERSION} model")
+    bits = spec.get("hash_bits")
+    if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 26:
+        raise ModelError(f"{d}/model.json: hash_bits must be an integer in [8, 26]")
+    lm_weight = spec.get("lm_weight")
+    if isinstance(lm_weight, bool) or not isinstance(lm_weight, int | float) or not np.isfinite(lm_weight):
+        raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
+    grammar = load_grammar(d / "grammar.json")
+    try:
+        with np.load(d / "weights.npz", allow_pickle=False) as z:
+            idx, val = z["indices"], z["values"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise ModelError(f"{d}/weights.npz: unreadable ({exc})") from exc
+    size = 1 << bits
+    if idx.shape != val.shape or idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= size)):
+        raise ModelError(f"{d}/weights.npz: indices/values malformed")
+    if not np.isfinite(val).all():
+        raise ModelError(f"{d}/weights.npz: non-finite weights")
+    w = np.zeros(size)
+    w[idx.astype(np.int64)] = val
+    return T3Model(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))
