@@ -133,3 +133,14 @@ def test_trace_in_file_output(tiny_model, corpora, tmp_path) -> None:
         assert row["trace"] and {"iteration", "dual", "primal", "step", "disagreements", "lam"} <= set(
             row["trace"][0])
         assert all("trace" in r for r in row["references"])
+
+
+def test_train_dependency_model_cli(corpora, tmp_path) -> None:
+    from models.dependency_store import load_dependency_model
+
+    out = tmp_path / "dep"
+    assert main(["train", "--kind", "dependency", "--train", str(corpora / "written.train.jsonl"), "--dev",
+                 str(corpora / "written.dev.jsonl"), "--limit", "30", "--epochs", "1", "--hash-bits", "16",
+                 "--length-mode", "gold", "--out", str(out), "--quiet"]) == 0
+    model = load_dependency_model(out)
+    assert model.hash_bits == 16 and not model.second_order

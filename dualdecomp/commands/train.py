@@ -16,6 +16,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "train", help="train the McDonald (2006) bigram model (averaged perceptron)",
         description="Train the bigram compression model on JSONL corpora; the best epoch on the dev files "
                     "(bigram F1 at gold length) is kept. Writes model.json, weights.npz and the LM.")
+    p.add_argument("--kind", choices=("bigram", "dependency"), default="bigram",
+                   help="bigram: McDonald's (2006) model; dependency: the skip-bigram parser's arc model")
+    p.add_argument("--second-order", action="store_true", help="dependency: add sibling features")
     p.add_argument("--train", nargs="+", required=True, metavar="JSONL", help="training corpora")
     p.add_argument("--dev", nargs="*", default=[], metavar="JSONL", help="dev corpora for epoch selection")
     p.add_argument("--out", required=True, metavar="DIR", help="output model directory")
@@ -37,6 +40,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _train_dependency(args: argparse.Namespace, log) -> int:
+    from dualdecomp.progress import progress_factory
+    from models.dependency_store import save_dependency_model
+    from models.dependency_training import DependencyTrainingConfig, train_dependency
+
+    if args.trainer != "perceptron":
+        raise InputError("the dependency model is trained by the perceptron only")
+    config = DependencyTrainingConfig(epochs=args.epochs, hash_bits=args.hash_bits,
+                                      lexical=not args.no_lexical, second_order=args.second_order,
+                                      length_mode=args.length_mode, limit=args.limit, seed=args.seed)
+    model, _ = train_dependency(args.train, args.dev, config, log=log,
+                                progress_factory=progress_factory(args.quiet))
+    save_dependency_model(model, Path(args.out))
+    log(f"dependency model saved to {args.out}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Train and save the model; returns the exit code."""
     from dualdecomp.progress import progress_factory
@@ -48,6 +68,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--epochs must be >= 1")
     if not 8 <= args.hash_bits <= 26:
         raise InputError("--hash-bits must be in [8, 26]")
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr)
+
+    if args.kind == "dependency":
+        return _train_dependency(args, log)
     lm_path = None
     if args.lm == "default":
         lm_path = default_model_dir() / "lm.binary"
@@ -59,10 +86,6 @@ def run(args: argparse.Namespace) -> int:
                             C=args.C)
     if args.k < 1 or not args.C > 0:
         raise InputError("--k must be >= 1 and --C > 0")
-
-    def log(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr)
 
     model, _ = train(args.train, args.dev, config, lm=lm, limit=args.limit, log=log,
                      progress_factory=progress_factory(args.quiet))
