@@ -85,7 +85,8 @@ def solve_joint(components: Sequence, length: int | None, options: DecodeOptions
     """
     problem = JointProblem(components, length)
     tracker = Tracker(problem, options.max_iterations, options.time_limit, start)
-    exact = length is not None and options.length_method == "exact"
+    exact = length is not None and (options.length_method == "exact"
+                                    or (options.length_method == "auto" and problem.has_exact_length))
     if exact and not problem.has_exact_length:
         raise InputError("length_method='exact' needs a component whose solve() accepts length=")
     bisection = length is not None and not exact

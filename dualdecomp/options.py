@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from dualdecomp.errors import InputError
 
 STEP_RULES = ("rush-collins", "polyak", "constant", "1/k")
-LENGTH_METHODS = ("bisection", "exact")
+LENGTH_METHODS = ("bisection", "exact", "auto")
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,9 @@ class DecodeOptions:
     node_iterations : int
         Iterations per branch-and-bound node before it is branched again.
     length_method : str
-        ``"bisection"`` (relax the length with a multiplier λ found by bisection; default) or ``"exact"``
-        (start directly with the length inside the components that support ``solve(u, length=m)``).
+        ``"bisection"`` (relax the length with a multiplier λ found by bisection; default), ``"exact"``
+        (start directly with the length inside the components that support ``solve(u, length=m)``) or
+        ``"auto"`` (exact when some component supports it, else bisection).
     lambda_iterations : int
         Iterations of the inner dual decomposition for one value of λ during the bisection.
     bisection_steps : int

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from dualdecomp.errors import InputError
 from dualdecomp.evaluation import EvaluationReport, evaluate_files
 
 DESCRIPTION = """\
@@ -33,10 +34,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "evaluate", help="score system compressions against gold references",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--input", "-i", required=True, metavar="GOLD.jsonl",
+    parser.add_argument("--input", "-i", metavar="GOLD.jsonl",
                         help="gold corpus (JSONL with text and compressions)")
-    parser.add_argument("--output", "-o", required=True, metavar="SYSTEM.jsonl",
+    parser.add_argument("--output", "-o", metavar="SYSTEM.jsonl",
                         help="system output of `dualdecomp compress` to score")
+    parser.add_argument("--table", metavar="SPEC.json",
+                        help="instead: run every system of SPEC.json on its dev files at gold length and "
+                             "print one markdown table (see dualdecomp/table.py)")
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the report as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print the report as a markdown table")
@@ -87,6 +91,17 @@ def run(args: argparse.Namespace) -> int:
     int
         0 on success (errors are raised as ``InputError`` / ``ModelError`` for the CLI to map).
     """
+    if getattr(args, "table", None):
+        from dualdecomp.table import markdown_table, read_table_spec, run_table
+
+        if args.input or args.output:
+            raise InputError("--table replaces --input/--output")
+        spec = read_table_spec(args.table)
+        rows = run_table(spec, log=lambda msg: print(msg, file=sys.stderr))
+        print(markdown_table(rows, spec.default))
+        return 0
+    if not args.input or not args.output:
+        raise InputError("evaluate needs --input GOLD.jsonl and --output SYSTEM.jsonl (or --table SPEC.json)")
     report = evaluate_files(args.input, args.output, allow_missing=getattr(args, "allow_missing", False),
                             progress=sys.stderr.isatty())
     if getattr(args, "json", False):
