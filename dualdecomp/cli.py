@@ -1,4 +1,4 @@
-"""The ``dualdecomp`` command line: compress | train | evaluate | lm.
+"""The ``dualdecomp`` command line: compress | train | evaluate | lm | t3.
 
 Errors raised on purpose (``dualdecomp.errors``) are printed as one line on stderr with the exit codes of
 DESIGN.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
@@ -16,14 +16,14 @@ from dualdecomp.errors import DualDecompError
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    from dualdecomp.commands import compress, evaluate, lm, train
+    from dualdecomp.commands import compress, evaluate, lm, t3, train
 
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
         description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (compress, train, evaluate, lm):
+    for module in (compress, train, evaluate, lm, t3):
         module.add_parser(sub)
     return parser
 

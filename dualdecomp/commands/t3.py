@@ -1,0 +1,256 @@
+"""``dualdecomp t3``: train and evaluate the tree transducer (Cohn & Lapata 2009) on a C&L corpus.
+
+``t3 train --train FILE --dev FILE --out DIR``: parse both sides with spaCy, convert to phrase structure,
+extract the STSG, find gold derivations (maximum rules), train the rule weights (exact loss-augmented
+large-margin SGD, or the averaged perceptron), choose the epoch on dev (token F1 at free length) and
+save the model.
+
+``t3 evaluate --model DIR --dev FILE``: CR, token F1, bigram F1 and GR-F1 on the dev file for
+
+* T3 alone, free length (exact chart DP),
+* T3 alone, gold length (exact: chart with a length dimension),
+* T3 + LM, free and gold length, by beam search with cube pruning — APPROXIMATE (no optimality
+  guarantee; it is the paper's baseline search, not an exact method).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.errors import InputError, SolverError
+
+DEFAULT_LM = Path(__file__).resolve().parents[2] / "data" / "default_model" / "lm.binary"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``t3`` command (sub-actions ``train`` and ``evaluate``).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = subparsers.add_parser("t3", help="tree transducer (T3) baseline: train / evaluate",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=run, t3_command=None)
+    sub = parser.add_subparsers(dest="t3_command", metavar="{train,evaluate}")
+    tr = sub.add_parser("train", help="extract a grammar and train T3")
+    tr.add_argument("--train", required=True, help="training corpus (JSONL)")
+    tr.add_argument("--dev", required=True, help="dev corpus (JSONL), for model selection")
+    tr.add_argument("--out", required=True, help="output model directory")
+    tr.add_argument("--depth", type=int, default=1, choices=(0, 1, 2), help="rule specialisation depth")
+    tr.add_argument("--method", default="ssvm", choices=("ssvm", "perceptron"))
+    tr.add_argument("--lam", type=float, nargs="+", default=[1e-4],
+                    help="SSVM regularisation values to try (chosen on dev)")
+    tr.add_argument("--epochs", type=int, default=4)
+    tr.add_argument("--limit", type=int, default=None, help="use only the first N training sentences")
+    tr.add_argument("--hash-bits", type=int, default=18)
+    tr.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for tuning the beam's LM weight "
+                    "('none' to skip)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.set_defaults(func=run)
+    ev = sub.add_parser("evaluate", help="evaluate a T3 model on a dev/test corpus")
+    ev.add_argument("--model", required=True, help="model directory from `t3 train`")
+    ev.add_argument("--dev", required=True, help="gold corpus (JSONL)")
+    ev.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for T3 + LM ('none' to skip)")
+    ev.add_argument("--beam", type=int, default=100, help="unique items per cell in the beam search")
+    ev.add_argument("--out-dir", default=None, help="write the system outputs (JSONL) here")
+    ev.add_argument("--json", action="store_true", help="print the reports as JSON lines")
+    ev.set_defaults(func=run)
+    return parser
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _dev_token_f1(transducers, items, keep_fn) -> float:
+    from dualdecomp.evaluation import token_f1
+
+    scores = []
+    for t3, item in zip(transducers, items, strict=True):
+        keep = keep_fn(t3)
+        out = [w for w, k in zip(item.text, keep, strict=True) if k]
+        scores.append(np.mean([token_f1(out, ref) for ref in item.compressions]))
+    return float(np.mean(scores))
+
+
+def _train(args) -> int:
+    from data.jsonl import read_corpus
+    from models.grammar import GrammarConfig
+    from models.grammar_extraction import extract_grammar
+    from models.transducer_data import tree_pairs
+    from models.transducer_model import T3Model, save_t3
+    from models.transducer_training import TrainConfig, make_example, train
+
+    t0 = time.time()
+    items = read_corpus(args.train)
+    if args.limit:
+        items = items[: args.limit]
+    dev = [it for it in read_corpus(args.dev) if it.compressions]
+    pairs = tree_pairs(items)
+    dev_pairs = tree_pairs(dev)
+    _log(f"parsed {len(items)} train / {len(dev)} dev sentences ({time.time() - t0:.0f}s)")
+    config = GrammarConfig(depth=args.depth)
+    grammar, failed = extract_grammar([(p.source, t) for p in pairs for t in (*p.targets, None)], config)
+    _log(f"grammar: {len(grammar)} rules ({failed} pairs not extractable) ({time.time() - t0:.0f}s)")
+    examples = []
+    skipped = 0
+    for p in pairs:
+        for t in p.targets:
+            ex = make_example(p.source, t, grammar) if t is not None else None
+            if ex is None:
+                skipped += 1
+            else:
+                examples.append(ex)
+    _log(f"{len(examples)} training pairs with a gold derivation ({skipped} skipped) "
+         f"({time.time() - t0:.0f}s)")
+    from models.transducer_features import RuleFeaturizer
+    from models.transducer_training import edge_scores
+    from solvers.transducer import Transducer, build_hypergraph
+
+    dev_hgs = [build_hypergraph(p.source, grammar) for p in dev_pairs]
+    best = (-np.inf, None, None)
+    for lam in args.lam if args.method == "ssvm" else [0.0]:
+        feats = RuleFeaturizer(args.hash_bits)
+
+        def on_epoch(epoch, w, lam=lam, feats=feats):
+            t3s = [Transducer.from_hypergraph(hg, edge_scores(hg, w, feats)) for hg in dev_hgs]
+            s = _dev_token_f1(t3s, dev, lambda t: t.solve().keep)
+            _log(f"  {args.method} lam={lam:g} epoch {epoch + 1}: dev token F1 {100 * s:.1f} "
+                 f"({time.time() - t0:.0f}s)")
+            return s
+
+        cfg = TrainConfig(method=args.method, epochs=args.epochs, lam=lam, hash_bits=args.hash_bits,
+                          seed=args.seed)
+        w, scores = train(examples, cfg, on_epoch=on_epoch)
+        if max(scores) > best[0]:
+            best = (max(scores), w, {"lam": lam, "epoch": int(np.argmax(scores)) + 1})
+    meta = {"train": str(args.train), "dev": str(args.dev), "sentences": len(items),
+            "pairs": len(examples), "skipped_pairs": skipped, "method": args.method, "depth": args.depth,
+            "selected": best[2], "dev_token_f1": best[0]}
+    model = T3Model(grammar, best[1], args.hash_bits, 1.0, meta)
+    if args.lm and args.lm != "none":
+        model.lm_weight = _tune_lm_weight(model, dev_pairs, dev, args.lm)
+        meta["lm_weight_dev_token_f1"] = True
+    save_t3(model, args.out)
+    _log(f"saved {args.out} ({time.time() - t0:.0f}s)")
+    return 0
+
+
+def _tune_lm_weight(model, dev_pairs, dev, lm_path: str) -> float:
+    """Pick the LM weight of the (approximate) beam search on dev token F1 at free length."""
+    from models.lm import LanguageModel
+    from solvers.transducer_lm_beam import beam_search
+
+    lm = LanguageModel(lm_path)
+    t3s = [model.transducer(p.source) for p in dev_pairs]
+    tensors = [lm.trigram_tensor(it.text) for it in dev]
+    best = (-np.inf, 1.0)
+    for weight in (0.25, 0.5, 1.0, 2.0):
+        keeps = iter([beam_search(t3, T, lm_weight=weight, beam=20).keep for t3, T in zip(t3s, tensors,
+                                                                                           strict=True)])
+        s = _dev_token_f1(t3s, dev, lambda _t, keeps=keeps: next(keeps))
+        _log(f"  LM weight {weight}: dev token F1 (beam 20, APPROXIMATE) {100 * s:.1f}")
+        if s > best[0]:
+            best = (s, weight)
+    return best[1]
+
+
+def _evaluate(args) -> int:
+    from data.jsonl import read_corpus
+    from dualdecomp.evaluation import evaluate
+    from models.transducer_data import tree_pairs
+    from models.transducer_model import load_t3
+
+    t0 = time.time()
+    model = load_t3(args.model)
+    items = [it for it in read_corpus(args.dev) if it.compressions]
+    pairs = tree_pairs(items)
+    t3s = [model.transducer(p.source) for p in pairs]
+    fallback = sum(t.fallback for t in t3s)
+    systems: dict[str, list[dict]] = {"T3 free (exact)": [], "T3 gold length (exact)": []}
+    for it, t3 in zip(items, t3s, strict=True):
+        t = time.time()
+        keep = t3.solve().keep
+        systems["T3 free (exact)"].append({"id": it.id, "keep": keep.astype(int).tolist(),
+                                           "seconds": time.time() - t})
+        refs = []
+        for ref in it.compressions:
+            try:
+                refs.append({"keep": t3.solve(length=len(ref)).keep.astype(int).tolist()})
+            except SolverError:
+                refs = None
+                break
+        row: dict = {"id": it.id, "references": refs} if refs is not None else \
+            {"id": it.id, "error": "no derivation of the gold length"}
+        systems["T3 gold length (exact)"].append(row)
+    if args.lm and args.lm != "none":
+        from models.lm import LanguageModel
+        from solvers.transducer_lm_beam import beam_search
+
+        lm = LanguageModel(args.lm)
+        free, gold = [], []
+        for it, t3 in zip(items, t3s, strict=True):
+            T = lm.trigram_tensor(it.text)
+            res = beam_search(t3, T, lm_weight=model.lm_weight, beam=args.beam,
+                              lengths=sorted({len(r) for r in it.compressions}))
+            free.append({"id": it.id, "keep": res.keep.astype(int).tolist()})
+            refs = []
+            for ref in it.compressions:
+                k = res.by_length.get(len(ref))
+                if k is None:
+                    refs = None
+                    break
+                refs.append({"keep": k.astype(int).tolist()})
+            gold.append({"id": it.id, "references": refs} if refs is not None else
+                        {"id": it.id, "error": "beam found no output of the gold length"})
+        systems[f"T3+LM free (beam {args.beam}, APPROXIMATE)"] = free
+        systems[f"T3+LM gold length (beam {args.beam}, APPROXIMATE)"] = gold
+    print(f"# T3 on {args.dev}: {len(items)} sentences; {fallback} needed coverage fallback rules; "
+          f"lm_weight={model.lm_weight:g}")
+    for name, rows in systems.items():
+        if args.out_dir:
+            out = Path(args.out_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            slug = name.split(" (")[0].replace(" ", "_").replace("+", "p")
+            with open(out / f"{slug}.jsonl", "w", encoding="utf-8") as fh:
+                for r in rows:
+                    fh.write(json.dumps(r) + "\n")
+        report = evaluate(items, enumerate(rows, start=1), source=name)
+        if args.json:
+            print(json.dumps({"system": name, **report.to_dict()}))
+        else:
+            print(f"{name}: {report.to_line()}")
+    _log(f"done ({time.time() - t0:.0f}s)")
+    return 0
+
+
+def run(args) -> int:
+    """Entry point of ``dualdecomp t3``."""
+    if args.t3_command == "train":
+        return _train(args)
+    if args.t3_command == "evaluate":
+        return _evaluate(args)
+    raise InputError("usage: dualdecomp t3 {train,evaluate} ... (see dualdecomp t3 --help)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command standalone (``python -m dualdecomp.commands.t3 train ...``)."""
+    parser = argparse.ArgumentParser(prog="dualdecomp")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["t3", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
