@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench default-lm default-model evaluate-default clean
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model evaluate-default clean
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -43,6 +43,11 @@ lint: $(STAMP)
 
 bench: install
 	$(BIN)/python benchmarks/solvers.py
+	$(BIN)/python benchmarks/engine.py
+
+# The comparison table of the shipped configurations on the three dev files (gold length).
+table: install
+	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table table.json
 
 # Rebuild the embedded default LM from the shared Google data (see data/default_model/LM.md).
 default-lm: install

@@ -89,3 +89,14 @@ def test_unknown_configuration_name(joint_dir) -> None:
     with pytest.raises(ModelError, match="invalid configuration name"):
         Compressor(joint_dir, "../x")
     assert np.isfinite(Compressor(joint_dir, "ilp").compress_tokens("a b c".split()).result.primal)
+
+
+def test_shipped_configurations_load_and_decode(parsed_dev) -> None:
+    _, sentences = parsed_dev
+    s = next(x for x in sentences if 8 <= x.n <= 20)
+    names = sorted(p.stem for p in (default_model_dir() / "configs").glob("*.json"))
+    assert {"lm-only", "mcdonald", "mcdonald-dependency-lm"} <= set(names)
+    for name in names:
+        out = Compressor(None, name).compress(s, length=5)
+        assert int(out.keep.sum()) == 5
+        assert out.result.dual >= out.result.primal - 1e-9
