@@ -10,9 +10,11 @@ A joint model is a directory with ``config.json``::
      "fallback": {"max_tokens": 80, "components": [0]}}
 
 ``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
-potentials are multiplied by its weight; the engine (:func:`dualdecomp.decode`) maximises their sum. For a
-sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the output
-says so. ``decode`` holds the engine's options (:class:`dualdecomp.options.DecodeOptions`), or
+potentials are multiplied by its weight (for ``transducer``, a T3 model directory from ``dualdecomp t3
+train``: every hyperedge's rule score, so the component scores weight × the T3 score; its source tree is
+built from the sentence's dependency parse); the engine (:func:`dualdecomp.decode`) maximises their sum.
+For a sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the
+output says so. ``decode`` holds the engine's options (:class:`dualdecomp.options.DecodeOptions`), or
 ``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference). A directory may
 hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). Everything
 is validated on load (:class:`~dualdecomp.errors.ModelError`).
@@ -32,7 +34,7 @@ from dualdecomp.errors import ModelError
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
-KINDS = ("bigram", "lm", "dependency")
+KINDS = ("bigram", "lm", "dependency", "transducer")
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,10 @@ class JointModel:
             from models.lm import load_lm
 
             return load_lm(path)
+        if c.kind == "transducer":
+            from models.transducer_model import load_t3
+
+            return load_t3(path)
         from models.dependency_store import load_dependency_model
 
         return load_dependency_model(path)
@@ -168,6 +174,8 @@ class JointModel:
                 out.append(Bigram(spec.weight * model.potentials(sentence)))
             elif spec.kind == "lm":
                 out.append(Trigram(spec.weight * model.trigram_tensor(sentence.tokens)))
+            elif spec.kind == "transducer":
+                out.append(model.component(sentence, spec.weight))
             else:
                 A, S = model.potentials(sentence)
                 out.append(Dependency(spec.weight * A, S=None if S is None else spec.weight * S))

@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from data.trees import Tree
+from data.sentence import Sentence
+from data.trees import Tree, from_dependency
 from dualdecomp.errors import ModelError
 from models.grammar import Grammar, load_grammar, save_grammar
 from models.transducer_features import RuleFeaturizer
 from models.transducer_training import edge_scores
 from solvers.transducer import Transducer, build_hypergraph
 
-__all__ = ["T3Model", "load_t3", "save_t3"]
+__all__ = ["T3Model", "load_t3", "save_t3", "source_tree"]
 
 FORMAT = "dualdecomp-t3"
 VERSION = 1
@@ -52,10 +53,39 @@ class T3Model:
     def __post_init__(self) -> None:
         self.featurizer = RuleFeaturizer(self.hash_bits)
 
-    def transducer(self, tree: Tree) -> Transducer:
-        """The T3 component for a source tree under this model."""
+    def transducer(self, tree: Tree, weight: float = 1.0) -> Transducer:
+        """The T3 component for a source tree under this model.
+
+        Parameters
+        ----------
+        tree : Tree
+            The source tree (leaves indexed 0..n-1), e.g. :func:`source_tree` of a parsed sentence.
+        weight : float
+            Every hyperedge score (w·φ) is multiplied by this, so the component's objective is
+            ``weight`` × the T3 score.
+
+        Returns
+        -------
+        Transducer
+        """
         hg = build_hypergraph(tree, self.grammar)
-        return Transducer.from_hypergraph(hg, edge_scores(hg, self.weights, self.featurizer))
+        scores = edge_scores(hg, self.weights, self.featurizer)
+        if weight != 1.0:
+            scores = float(weight) * scores
+        return Transducer.from_hypergraph(hg, scores)
+
+    def component(self, sentence: Sentence, weight: float = 1.0) -> Transducer:
+        """The T3 component (DESIGN.md §2, contract 4) of a parsed sentence, scaled by ``weight``.
+
+        The source tree is the phrase-structure conversion of the sentence's dependency parse
+        (:func:`source_tree`), exactly as ``dualdecomp t3 train`` / ``t3 evaluate`` build it.
+        """
+        return self.transducer(source_tree(sentence), weight)
+
+
+def source_tree(sentence: Sentence) -> Tree:
+    """The T3 source tree of a parsed sentence (its dependency parse converted to phrase structure)."""
+    return from_dependency(sentence)
 
 
 def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
