@@ -10,101 +10,11 @@ from hypothesis import strategies as st
 
 from dualdecomp.errors import InputError, SolverError
 from solvers import bigram, bruteforce, ngram
+from tests.sequence_cases import check, instances, solve_or_none
+from tests.sequence_cases import table as oracle_table
 
 # the tests use PuLP's bundled CBC on purpose (PuLP >= 3.3 deprecates the name, not the solver)
 pytestmark = pytest.mark.filterwarnings("ignore:PULP_CBC_CMD is deprecated:DeprecationWarning")
-
-# --------------------------------------------------------------------------------------------------
-# random instances: hypothesis draws the size and the "style", numpy fills the arrays from a seed
-# --------------------------------------------------------------------------------------------------
-
-
-def _fill(rng: np.random.Generator, shape: tuple[int, ...], style: dict) -> np.ndarray:
-    if style["values"] == "int":
-        arr = rng.integers(-style["range"], style["range"] + 1, size=shape).astype(np.float64)
-    elif style["values"] == "float":
-        arr = rng.normal(scale=style["range"], size=shape)
-    else:  # mixed: half the entries integer, half float
-        arr = np.where(
-            rng.random(shape) < 0.5,
-            rng.integers(-style["range"], style["range"] + 1, size=shape),
-            rng.normal(scale=style["range"], size=shape),
-        )
-    r = rng.random(shape)
-    arr[r < style["p_zero"]] = 0.0
-    arr[(r >= style["p_zero"]) & (r < style["p_zero"] + style["p_big"])] = -1e6
-    arr[rng.random(shape) < style["p_inf"]] = -np.inf
-    return arr
-
-
-@st.composite
-def instances(draw, max_n: int = 8, ndim: int = 3):
-    n = draw(st.integers(0, max_n))
-    seed = draw(st.integers(0, 2**32 - 1))
-    style = {
-        "values": draw(st.sampled_from(["int", "float", "mixed"])),
-        "range": draw(st.sampled_from([1, 2, 3, 10])),
-        "p_zero": draw(st.sampled_from([0.0, 0.2])),
-        "p_big": draw(st.sampled_from([0.0, 0.1])),
-        "p_inf": draw(st.sampled_from([0.0, 0.05, 0.2, 0.5])),
-    }
-    u_style = draw(st.sampled_from(["none", "zero", "int", "float", "neginf"]))
-    rng = np.random.default_rng(seed)
-    P = _fill(rng, (n + 2,) * ndim, style)
-    if u_style == "none":
-        u = None
-    elif u_style == "zero":
-        u = np.zeros(n)
-    elif u_style == "int":
-        u = rng.integers(-3, 4, size=n).astype(np.float64)
-    else:
-        u = rng.normal(scale=2.0, size=n)
-        if u_style == "neginf":
-            u[rng.random(n) < 0.2] = -np.inf
-    integral = style["values"] == "int" and u_style in ("none", "zero", "int")
-    return P, u, integral
-
-
-def _table(T: np.ndarray, u: np.ndarray | None) -> list[tuple[np.ndarray, float]]:
-    n = T.shape[0] - 2
-    return [(keep, bruteforce.trigram_score(T, keep, u)) for keep in bruteforce.kept_subsets(n)]
-
-
-def _tie_key(keep: np.ndarray) -> tuple[int, ...]:
-    """Documented tie-break: kept positions (with s_0 = 0) read right to left, smallest first."""
-    return tuple(reversed([0, *(np.flatnonzero(keep) + 1).tolist()]))
-
-
-def _check(sol, table, length, T, u, integral) -> None:
-    cands = [(k, s) for k, s in table if length is None or int(k.sum()) == length]
-    best = max(s for _, s in cands)
-    event("free length" if length is None else "exact length")
-    if best == -np.inf:
-        event("infeasible")
-        assert sol is None, f"expected SolverError, got {sol}"
-        return
-    assert sol is not None, "solver raised SolverError on a feasible instance"
-    assert sol.keep.dtype == np.bool_ and sol.keep.shape == (T.shape[0] - 2,)
-    assert sol.score == pytest.approx(best, rel=1e-9, abs=1e-9)
-    # the returned keep achieves the returned score under the oracle's scoring
-    assert bruteforce.trigram_score(T, sol.keep, u) == pytest.approx(sol.score, rel=1e-9, abs=1e-9)
-    if length is not None:
-        assert sol.length == length
-    near = [k for k, s in cands if s >= best - 1e-9 * max(1.0, abs(best))]
-    event(f"optimum unique: {len(near) == 1}; integral: {integral}")
-    if len(near) == 1:
-        assert np.array_equal(sol.keep, near[0])
-    if integral:  # exact arithmetic: the documented tie-break is checkable
-        exact = [k for k, s in cands if s == best]
-        assert np.array_equal(sol.keep, min(exact, key=_tie_key))
-
-
-def _solve_or_none(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except SolverError:
-        return None
-
 
 # --------------------------------------------------------------------------------------------------
 # exactness against the brute-force oracle
@@ -112,18 +22,18 @@ def _solve_or_none(fn, *args, **kwargs):
 
 
 @settings(max_examples=2000, deadline=None, derandomize=True)
-@given(instances())
+@given(instances(ndim=3))
 def test_solve_matches_bruteforce(inst):
     T, u, integral = inst
     n = T.shape[0] - 2
-    table = _table(T, u)
+    table = oracle_table(bruteforce.trigram_score, T, u)
     comp = ngram.Trigram(T)
     lengths = ngram.solve_lengths(T, u)
     assert lengths.scores.shape == (n + 1,) and lengths.keeps.shape == (n + 1, n)
     for length in [None, *range(n + 1)]:
-        sol = _solve_or_none(ngram.solve, T, u, length)
-        _check(sol, table, length, T, u, integral)
-        sol_c = _solve_or_none(comp.solve, u, length=length)
+        sol = solve_or_none(ngram.solve, T, u, length)
+        check(bruteforce.trigram_score, sol, table, length, T, u, integral)
+        sol_c = solve_or_none(comp.solve, u, length=length)
         assert (sol is None) == (sol_c is None)
         if sol is not None:
             assert sol_c.score == sol.score and np.array_equal(sol_c.keep, sol.keep)
@@ -137,8 +47,8 @@ def test_solve_matches_bruteforce(inst):
             else:  # same DP, same tie-break
                 assert lengths.scores[length] == sol.score
                 assert np.array_equal(lengths.keeps[length], sol.keep)
-    oracle = _solve_or_none(bruteforce.trigram, T, u)
-    _check(oracle, table, None, T, u, False)
+    oracle = solve_or_none(bruteforce.trigram, T, u)
+    check(bruteforce.trigram_score, oracle, table, None, T, u, False)
     for keep, _ in table[:: max(1, len(table) // 8)]:
         assert comp.best_given(keep) == pytest.approx(bruteforce.trigram_score(T, keep), rel=1e-12)
     with pytest.raises(InputError):
@@ -172,13 +82,13 @@ def _ilp(components, n, u, length):
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(instances(max_n=6), st.data())
+@given(instances(max_n=6, ndim=3), st.data())
 def test_to_ilp_matches_bruteforce(inst, data):
     T, u, _ = inst
     n = T.shape[0] - 2
     length = data.draw(st.one_of(st.none(), st.integers(0, n)))
     keep, value = _ilp([ngram.Trigram(T)], n, u, length)
-    oracle = _solve_or_none(bruteforce.trigram, T, u, length)
+    oracle = solve_or_none(bruteforce.trigram, T, u, length)
     event(f"ilp feasible: {oracle is not None}")
     if oracle is None:
         assert keep is None
@@ -191,7 +101,7 @@ def test_to_ilp_matches_bruteforce(inst, data):
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(instances(max_n=5), st.integers(0, 2**32 - 1))
+@given(instances(max_n=5, ndim=3), st.integers(0, 2**32 - 1))
 def test_to_ilp_bigram_plus_trigram(inst_t, seed):
     """Two different components linked through the shared keep variables."""
     T, u, _ = inst_t
