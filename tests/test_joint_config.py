@@ -100,3 +100,13 @@ def test_shipped_configurations_load_and_decode(parsed_dev) -> None:
         out = Compressor(None, name).compress(s, length=5)
         assert int(out.keep.sum()) == 5
         assert out.result.dual >= out.result.primal - 1e-9
+
+
+def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) -> None:
+    _, sentences = parsed_dev
+    s = max(sentences[:20], key=lambda x: x.n if x.n <= 12 else 0)
+    out = Compressor(joint_dir).compress(s, length=max(1, s.n // 2), time_limit=1e-9)
+    r = out.result
+    assert int(out.keep.sum()) == max(1, s.n // 2)
+    assert r.dual >= r.primal - 1e-9 and r.gap == pytest.approx(max(0.0, r.dual - r.primal))
+    assert np.isfinite(r.primal)
