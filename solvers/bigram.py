@@ -447,7 +447,44 @@ def dp_updates(n: int, length: int | None = None, all_lengths: bool = False) -> 
     return ops + sum(n + 1 - c for c in finals)  # transitions into n+1, as in _finish
 
 
-class Bigram:
+class PathComponent:
+    """What the bigram and trigram components share: potentials validated once (copied, read-only),
+    the exact solve at free or exact length, and the every-length table. A subclass sets ``ndim``,
+    ``potentials_name`` and its module's ``_solve`` and ``_lengths`` kernels."""
+
+    ndim: int
+    potentials_name: str
+
+    def _init(self, P: Any, name: str) -> None:
+        Pv = np.array(as_potentials(P, self.ndim, self.potentials_name), dtype=np.float64, order="C",
+                      copy=True)
+        Pv.flags.writeable = False
+        self.potentials = Pv
+        self.n = Pv.shape[0] - 2
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n})"
+
+    def solve(self, u: Any = None, length: int | None = None) -> Solution:
+        """Argmax of the component's score + u·keep (``length``: optional exact number of kept tokens).
+
+        Raises
+        ------
+        InputError
+            Bad ``u`` or ``length``.
+        SolverError
+            No feasible compression.
+        """
+        return self._solve(self.potentials, as_u(u, self.n), as_length(length, self.n))
+
+    def solve_lengths(self, u: Any = None) -> LengthTable:
+        """Best compression for every exact length (see the module's ``solve_lengths``)."""
+        scores, keeps = self._lengths(self.potentials, as_u(u, self.n))
+        return LengthTable(scores=scores, keeps=keeps)
+
+
+class Bigram(PathComponent):
     """Bigram component (contract 4) built from the potentials of contract 1.
 
     Parameters
@@ -459,32 +496,18 @@ class Bigram:
         appended so several components can share one problem).
     """
 
+    ndim = 2
+    potentials_name = "B"
+    _solve = staticmethod(_solve_checked)
+    _lengths = staticmethod(_lengths_kernel)
+
     def __init__(self, B: Any, name: str = "bigram") -> None:
-        Bv = np.array(as_potentials(B, 2, "B"), dtype=np.float64, order="C", copy=True)
-        Bv.flags.writeable = False
-        self.B = Bv
-        self.n = Bv.shape[0] - 2
-        self.name = name
+        self._init(B, name)
 
-    def __repr__(self) -> str:
-        return f"Bigram(n={self.n})"
-
-    def solve(self, u: Any = None, length: int | None = None) -> Solution:
-        """Argmax of the bigram score + u·keep (``length``: optional exact number of kept tokens).
-
-        Raises
-        ------
-        InputError
-            Bad ``u`` or ``length``.
-        SolverError
-            No feasible compression.
-        """
-        return _solve_checked(self.B, as_u(u, self.n), as_length(length, self.n))
-
-    def solve_lengths(self, u: Any = None) -> LengthTable:
-        """Best compression for every exact length (see :func:`solve_lengths`)."""
-        scores, keeps = _lengths_kernel(self.B, as_u(u, self.n))
-        return LengthTable(scores=scores, keeps=keeps)
+    @property
+    def B(self) -> np.ndarray:
+        """The potentials (read-only)."""
+        return self.potentials
 
     def best_given(self, keep: Any) -> float:
         """Own score (no u) of the unique bigram path with that yield; -inf if a transition is -inf."""

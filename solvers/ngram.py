@@ -33,6 +33,7 @@ from numba import njit
 from dualdecomp.errors import InputError
 from solvers.bigram import (
     LengthTable,
+    PathComponent,
     as_keep,
     as_length,
     as_potentials,
@@ -305,7 +306,7 @@ def dp_updates(n: int, length: int | None = None, all_lengths: bool = False) -> 
     return ops
 
 
-class Trigram:
+class Trigram(PathComponent):
     """Trigram component (contract 4) built from the potentials of contract 2.
 
     Parameters
@@ -316,32 +317,18 @@ class Trigram:
         Base of the pulp names made by :meth:`to_ilp` (default ``"trigram"``; a free index is appended).
     """
 
+    ndim = 3
+    potentials_name = "T"
+    _solve = staticmethod(_solve_checked)
+    _lengths = staticmethod(_lengths_kernel)
+
     def __init__(self, T: Any, name: str = "trigram") -> None:
-        Tv = np.array(as_potentials(T, 3, "T"), dtype=np.float64, order="C", copy=True)
-        Tv.flags.writeable = False
-        self.T = Tv
-        self.n = Tv.shape[0] - 2
-        self.name = name
+        self._init(T, name)
 
-    def __repr__(self) -> str:
-        return f"Trigram(n={self.n})"
-
-    def solve(self, u: Any = None, length: int | None = None) -> Solution:
-        """Argmax of the trigram score + u·keep (``length``: optional exact number of kept tokens).
-
-        Raises
-        ------
-        InputError
-            Bad ``u`` or ``length``.
-        SolverError
-            No feasible compression.
-        """
-        return _solve_checked(self.T, as_u(u, self.n), as_length(length, self.n))
-
-    def solve_lengths(self, u: Any = None) -> LengthTable:
-        """Best compression for every exact length (see :func:`solve_lengths`)."""
-        scores, keeps = _lengths_kernel(self.T, as_u(u, self.n))
-        return LengthTable(scores=scores, keeps=keeps)
+    @property
+    def T(self) -> np.ndarray:
+        """The potentials (read-only)."""
+        return self.potentials
 
     def best_given(self, keep: Any) -> float:
         """Own score (no u) of the unique trigram path with that yield; -inf if a transition is -inf."""
