@@ -9,32 +9,11 @@ word must be the very source token the rule keeps; variables bind target nodes o
 from __future__ import annotations
 
 from data.trees import Tree
-from models.grammar import VAR, WORD, Frag
+from models.grammar import WORD
 from models.grammar_extraction import IndexedTree
-from solvers.transducer import Hypergraph
+from solvers.transducer import Hypergraph, match_frag
 
 __all__ = ["gold_derivation"]
-
-
-def _match_target(frag: Frag, T: IndexedTree, j: int, kept_src: list[int], out: list[int]) -> bool:
-    """Match a target elementary tree at target node j; ``out`` receives the target node of each
-    frontier item; ``kept_src`` gives the source token of each frontier word (None for variables)."""
-    node = T.nodes[j]
-    if frag.kind == WORD:
-        k = len(out)
-        if node.is_leaf and node.label == frag.label and node.index == kept_src[k]:
-            out.append(j)
-            return True
-        return False
-    if node.is_leaf or node.label != frag.label:
-        return False
-    if frag.kind == VAR:
-        out.append(j)
-        return True
-    kids = T.children[j]
-    if len(kids) != len(frag.children):
-        return False
-    return all(_match_target(f, T, c, kept_src, out) for f, c in zip(frag.children, kids, strict=True))
 
 
 def gold_derivation(hg: Hypergraph, target: Tree) -> list[int] | None:
@@ -74,7 +53,8 @@ def gold_derivation(hg: Hypergraph, target: Tree) -> list[int] | None:
             if not leafset[t] <= src_leaves[v] or not leafset[t] >= set(kept):
                 continue
             out: list[int] = []
-            if not _match_target(rule.target, T, t, kept_src, out):
+            if not match_frag(rule.target, T, t, out,
+                              lambda node, k, src=kept_src: node.index == src[k]):
                 continue
             total = 1
             pairs = []

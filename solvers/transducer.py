@@ -43,8 +43,15 @@ RuleScore = Callable[[Rule, int], float]
 application deletes (the rule's deleted words and everything under its ε-aligned variables)."""
 
 
-def match_frag(frag: Frag, tree: IndexedTree, i: int, out: list[int]) -> bool:
-    """Match a source elementary tree at node ``i``; append the frontier node ids to ``out``.
+def match_frag(frag: Frag, tree: IndexedTree, i: int, out: list[int],
+               word_ok: Callable[[object, int], bool] | None = None) -> bool:
+    """Match an elementary tree at node ``i``; append the frontier node ids to ``out``.
+
+    Parameters
+    ----------
+    word_ok : callable, optional
+        An extra test of a matched word leaf: ``word_ok(node, k)`` with ``k`` its frontier position
+        (e.g. that a target word is aligned to the right source token).
 
     Returns
     -------
@@ -53,7 +60,7 @@ def match_frag(frag: Frag, tree: IndexedTree, i: int, out: list[int]) -> bool:
     """
     node = tree.nodes[i]
     if frag.kind == WORD:
-        if node.is_leaf and node.label == frag.label:
+        if node.is_leaf and node.label == frag.label and (word_ok is None or word_ok(node, len(out))):
             out.append(i)
             return True
         return False
@@ -65,7 +72,7 @@ def match_frag(frag: Frag, tree: IndexedTree, i: int, out: list[int]) -> bool:
     kids = tree.children[i]
     if len(kids) != len(frag.children):
         return False
-    return all(match_frag(f, tree, c, out) for f, c in zip(frag.children, kids, strict=True))
+    return all(match_frag(f, tree, c, out, word_ok) for f, c in zip(frag.children, kids, strict=True))
 
 
 @dataclass(frozen=True)
