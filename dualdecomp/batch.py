@@ -121,8 +121,7 @@ def compress_item(index: int, item: CorpusItem, sentence, compressor, options: B
         if spec.mode == "gold":
             gold = [int(keep_vector(item.text, c).sum()) for c in item.compressions]
         lengths = spec.for_sentence(sentence.n, index, gold)
-        results = [compressor.compress(sentence, m, options.chars, time_limit=options.time_limit)
-                   for m in lengths]
+        results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit)
     except DualDecompError as exc:
         return {**base, "error": str(exc)}
     timing, trace = not options.deterministic, options.trace

@@ -149,10 +149,18 @@ class Compressor:
             When ``length`` is negative or larger than the sentence, ``chars`` is negative, or both are
             given.
         """
-        if length is not None and not 0 <= length <= sentence.n:
-            raise InputError(f"requested length {length} is impossible for a sentence of {sentence.n} tokens")
-        if chars is not None and length is not None:
-            raise InputError("give either a length or a character budget, not both")
+        return self.compress_lengths(sentence, [length], chars, time_limit)[0]
+
+    def compress_lengths(self, sentence: Sentence, lengths: Sequence[int | None], chars: int | None = None,
+                         time_limit: float | None = None) -> list[Compression]:
+        """Compress one sentence once per requested length (e.g. each reference's), building its
+        components (features, potentials) only once. Arguments as in :meth:`compress`."""
+        for length in lengths:
+            if length is not None and not 0 <= length <= sentence.n:
+                raise InputError(f"requested length {length} is impossible for a sentence of {sentence.n} "
+                                 "tokens")
+            if chars is not None and length is not None:
+                raise InputError("give either a length or a character budget, not both")
         if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 0):
             raise InputError(f"the character budget must be a non-negative integer, got {chars!r}")
         if sentence.n == 0:
@@ -162,15 +170,19 @@ class Compressor:
         options = dict(self.decode_options)
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
+        use_ilp = options.pop("decoder", "dd") == "ilp"
         comps, note = self.components(sentence, chars)
-        if options.pop("decoder", "dd") == "ilp":
-            from dualdecomp import ilp
+        out = []
+        for length in lengths:
+            if use_ilp:
+                from dualdecomp import ilp
 
-            result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
-                                time_limit=options.get("time_limit"))
-        else:
-            result = decode(comps, length=length, **options)
-        return Compression(sentence, result, note)
+                result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
+                                    time_limit=options.get("time_limit"))
+            else:
+                result = decode(comps, length=length, **options)
+            out.append(Compression(sentence, result, note))
+        return out
 
     def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
                       chars: int | None = None) -> Compression:
