@@ -13,7 +13,7 @@ from data.detokenize import detokenize
 from data.sentence import Sentence
 from dualdecomp.decode import decode
 from dualdecomp.errors import InputError
-from dualdecomp.result import Result
+from dualdecomp.result import Result, json_float
 from models.bigram_model import BigramModel
 from models.store import default_model_dir, load_model
 from solvers.bigram import Bigram
@@ -66,7 +66,7 @@ class Compression:
         """
         r = self.result
         row = {"compression": self.compression, "keep": [int(k) for k in r.keep],
-               "primal": _num(r.primal), "dual": _num(r.dual), "gap": _num(r.gap),
+               "primal": json_float(r.primal), "dual": json_float(r.dual), "gap": json_float(r.gap),
                "certified": bool(r.certified)}
         if timing:
             row["seconds"] = round(r.seconds, 6)
@@ -75,11 +75,6 @@ class Compression:
         if trace:
             row["trace"] = [step.to_json() for step in r.trace]
         return row
-
-
-def _num(x: float) -> float | None:
-    """A JSON-safe float (None for infinities and NaN)."""
-    return float(x) if np.isfinite(x) else None
 
 
 class Compressor:
@@ -170,15 +165,21 @@ class Compressor:
         options = dict(self.decode_options)
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
-        use_ilp = options.pop("decoder", "dd") == "ilp"
+        decoder = options.pop("decoder", "dd")
+        if decoder not in ("dd", "ilp", "beam"):
+            raise InputError(f"unknown decoder {decoder!r} (dd, ilp or beam)")
         comps, note = self.components(sentence, chars)
         out = []
         for length in lengths:
-            if use_ilp:
+            if decoder == "ilp":
                 from dualdecomp import ilp
 
                 result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
                                     time_limit=options.get("time_limit"))
+            elif decoder == "beam":
+                from solvers.transducer_lm_beam import beam_decode
+
+                result = beam_decode(comps, length, beam=int(options.get("beam", 100)))
             else:
                 result = decode(comps, length=length, **options)
             out.append(Compression(sentence, result, note))

@@ -20,6 +20,7 @@ e.g. source ``(S (S @WHNP @S) ~CC @S)`` and target ``(S @WHNP (S @NP @VP))``; a 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -314,7 +315,7 @@ class Grammar:
 
 
 def save_grammar(grammar: Grammar, path: str | os.PathLike[str]) -> Path:
-    """Write a grammar as JSON (rules in text form).
+    """Write a grammar as JSON (rules in text form), gzip-compressed when ``path`` ends in ``.gz``.
 
     Returns
     -------
@@ -329,13 +330,15 @@ def save_grammar(grammar: Grammar, path: str | os.PathLike[str]) -> Path:
                    "kinds": sorted(r.kinds), "count": r.count} for r in grammar.rules],
     }
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+    data = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
+    # mtime=0: the same grammar always gives the same bytes
+    tmp.write_bytes(gzip.compress(data, mtime=0) if out.suffix == ".gz" else data)
     os.replace(tmp, out)
     return out
 
 
 def load_grammar(path: str | os.PathLike[str]) -> Grammar:
-    """Read and validate a grammar file written by :func:`save_grammar`.
+    """Read and validate a grammar file written by :func:`save_grammar` (``.gz``: gzip-compressed).
 
     Raises
     ------
@@ -344,10 +347,11 @@ def load_grammar(path: str | os.PathLike[str]) -> Grammar:
     """
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        doc = json.loads((gzip.decompress(raw) if p.suffix == ".gz" else raw).decode("utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{p}: grammar file not found") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"{p}: unreadable or not valid JSON ({exc})") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelError(f"{p}: not a dualdecomp STSG grammar (format field missing or wrong)")

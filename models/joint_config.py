@@ -15,7 +15,9 @@ train``: every hyperedge's rule score, so the component scores weight × the T3 
 built from the sentence's dependency parse); the engine (:func:`dualdecomp.decode`) maximises their sum.
 For a sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the
 output says so. ``decode`` holds the engine's options (:class:`dualdecomp.options.DecodeOptions`), or
-``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference). A directory may
+``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference), or ``{"decoder": "beam",
+"beam": 100}`` for a transducer + lm pair decoded by the paper's APPROXIMATE beam search (a baseline: never
+certified, see :mod:`solvers.transducer_lm_beam`). A directory may
 hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). Everything
 is validated on load (:class:`~dualdecomp.errors.ModelError`).
 """
@@ -88,6 +90,14 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     decode = spec.get("decode", {})
     if not isinstance(decode, dict):
         raise ModelError(f"{where}: decode must be an object")
+    decoder = decode.get("decoder", "dd")
+    if decoder not in ("dd", "ilp", "beam"):
+        raise ModelError(f"{where}: decode.decoder must be dd, ilp or beam, not {decoder!r}")
+    if decoder == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
+        raise ModelError(f"{where}: the beam decoder needs exactly one transducer and one lm component")
+    beam = decode.get("beam", 100)
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ModelError(f"{where}: decode.beam must be a positive integer")
     fb = spec.get("fallback")
     max_tokens, fb_comps = None, ()
     if fb is not None:
@@ -182,10 +192,11 @@ class JointModel:
         return out, note
 
 
-def save_config(config: JointConfig, directory: str | os.PathLike[str]) -> Path:
-    """Write ``config.json`` into ``directory`` (the component files must be put there too)."""
+def save_config(config: JointConfig, directory: str | os.PathLike[str], name: str | None = None) -> Path:
+    """Write ``config.json`` (or ``configs/NAME.json``) into ``directory``; the component files must be put
+    there too."""
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / "config.json"
+    path = d / "config.json" if name is None else d / "configs" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config.to_json(), indent=2) + "\n", encoding="utf-8")
     return path

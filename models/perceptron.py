@@ -48,6 +48,7 @@ def averaged_perceptron(examples: Sequence[E], size: int,
                         epochs: int = 10, seed: int = 0,
                         on_epoch: Callable[[int, np.ndarray], float | None] | None = None,
                         progress: Callable[[int], None] | None = None,
+                        initial: np.ndarray | None = None,
                         ) -> tuple[np.ndarray, list[EpochReport]]:
     """Train weights by the averaged structured perceptron, for any model.
 
@@ -72,6 +73,9 @@ def averaged_perceptron(examples: Sequence[E], size: int,
         Called with (epoch, averaged weights) after each epoch; may return a dev score.
     progress : callable, optional
         Called with the number of examples processed since the last call.
+    initial : numpy.ndarray, optional
+        Starting weights (warm start; default zeros). The average then runs over the weights of every
+        step, starting from these.
 
     Returns
     -------
@@ -80,7 +84,9 @@ def averaged_perceptron(examples: Sequence[E], size: int,
         ``on_epoch`` scores).
     reports : list of EpochReport
     """
-    w = np.zeros(size)
+    w = np.zeros(size) if initial is None else np.array(initial, dtype=np.float64)
+    if w.shape != (size,):
+        raise ValueError(f"initial weights must have shape ({size},)")
     acc = np.zeros(size)  # Σ_t t · update_t, for the averaged weights w - acc / t
     rng = np.random.default_rng(seed)
     t = 1

@@ -1,7 +1,8 @@
 """A trained T3 model: grammar + hashed rule weights, saved as a directory of JSON/npz files.
 
 Directory layout: ``model.json`` (format ``dualdecomp-t3``, version, hash_bits, lm_weight, meta),
-``grammar.json`` (``models.grammar.save_grammar``) and ``weights.npz`` (non-zero ``indices``/``values``).
+``grammar.json.gz`` (``models.grammar.save_grammar``, gzip-compressed JSON; an uncompressed ``grammar.json``
+is read too) and ``weights.npz`` (non-zero ``indices``/``values``).
 Everything is validated on load (ModelError).
 """
 
@@ -27,6 +28,7 @@ __all__ = ["T3Model", "load_t3", "save_t3", "source_tree"]
 
 FORMAT = "dualdecomp-t3"
 VERSION = 1
+GRAMMAR_FILE = "grammar.json.gz"
 
 
 @dataclass
@@ -92,7 +94,7 @@ def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
     """Write the model directory (created if needed)."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    save_grammar(model.grammar, out / "grammar.json")
+    save_grammar(model.grammar, out / GRAMMAR_FILE)
     nz = np.flatnonzero(model.weights)
     np.savez_compressed(out / "weights.npz", indices=nz.astype(np.int64), values=model.weights[nz])
     spec = {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
@@ -118,7 +120,8 @@ def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     lm_weight = spec.get("lm_weight")
     if isinstance(lm_weight, bool) or not isinstance(lm_weight, int | float) or not np.isfinite(lm_weight):
         raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
-    grammar = load_grammar(d / "grammar.json")
+    plain = d / "grammar.json"
+    grammar = load_grammar(plain if plain.exists() and not (d / GRAMMAR_FILE).exists() else d / GRAMMAR_FILE)
     try:
         with np.load(d / "weights.npz", allow_pickle=False) as z:
             idx, val = z["indices"], z["values"]

@@ -97,3 +97,35 @@ def test_missing_t3_model_is_a_model_error(joint_t3, tmp_path) -> None:
     shutil.rmtree(d / "t3")
     with pytest.raises(ModelError, match="T3 model"):
         Compressor(d)
+
+
+def test_beam_decoder_is_approximate_and_never_beats_the_certified_dd(joint_t3, parsed_dev, tmp_path) -> None:
+    from models.store import default_model_dir
+
+    d = tmp_path / "t3lm"
+    shutil.copytree(joint_t3 / "t3", d / "t3")
+    shutil.copyfile(default_model_dir() / "lm.binary", d / "lm.binary")
+    comps = (ComponentSpec("transducer", "t3", 1.0), ComponentSpec("lm", "lm.binary", 1.0))
+    save_config(JointConfig("T3+LM (beam)", comps, {"decoder": "beam", "beam": 100}), d)
+    save_config(JointConfig("T3+LM (DD)", comps, {"length_method": "exact", "max_iterations": 500}), d, "dd")
+    beam, dd = Compressor(d), Compressor(d, "dd")
+    for s in _short(parsed_dev):
+        for length in (None, max(1, s.n // 2)):
+            b, a = beam.compress(s, length), dd.compress(s, length)
+            assert not b.result.certified and "APPROXIMATE" in b.result.notes[0]
+            assert b.to_json()["dual"] is None
+            if length is not None:
+                assert int(b.keep.sum()) == length
+            comps_s, _ = dd.components(s)  # the beam's score is the true objective of its output
+            assert abs(sum(c.best_given(b.keep) for c in comps_s) - b.result.primal) <= 1e-6
+            if a.result.certified:  # a feasible output never beats a proved optimum
+                assert b.result.primal <= a.result.primal + 1e-6
+
+
+def test_beam_decoder_needs_transducer_and_lm(joint_t3, tmp_path) -> None:
+    d = tmp_path / "bad"
+    shutil.copytree(joint_t3, d)
+    comps = (ComponentSpec("bigram", "bigram", 1.0), ComponentSpec("transducer", "t3", 1.0))
+    save_config(JointConfig("bad", comps, {"decoder": "beam"}), d)
+    with pytest.raises(ModelError, match="beam decoder"):
+        Compressor(d)

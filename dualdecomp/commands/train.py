@@ -1,4 +1,11 @@
-"""``dualdecomp train``: train the bigram compression model by the averaged perceptron."""
+"""``dualdecomp train``: train the bigram (McDonald) model, the dependency model, or both jointly.
+
+``--kind joint`` starts from the bigram and dependency models of ``--init`` (a model directory holding
+``model.json`` and ``dependency/``) and trains them together with dual decomposition in the perceptron
+loop (:mod:`models.joint_training`). It writes ``OUT/joint/bigram``, ``OUT/joint/dependency`` and the
+configuration ``OUT/config.json`` (or ``OUT/configs/NAME.json`` with ``--config-name NAME``) combining
+them with the LM (copied to ``OUT/lm.binary`` unless it is already there).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +23,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "train", help="train the McDonald (2006) bigram model (averaged perceptron)",
         description="Train the bigram compression model on JSONL corpora; the best epoch on the dev files "
                     "(bigram F1 at gold length) is kept. Writes model.json, weights.npz and the LM.")
-    p.add_argument("--kind", choices=("bigram", "dependency"), default="bigram",
-                   help="bigram: McDonald's (2006) model; dependency: the skip-bigram parser's arc model")
+    p.add_argument("--kind", choices=("bigram", "dependency", "joint"), default="bigram",
+                   help="bigram: McDonald's (2006) model; dependency: the skip-bigram parser's arc model; "
+                        "joint: both together, dual decomposition in the loop (starts from --init)")
+    p.add_argument("--init", default=None, metavar="DIR",
+                   help="joint: directory with the bigram model and dependency/ to start from (default: the "
+                        "embedded default model)")
+    p.add_argument("--lm-weight", type=float, default=2.0, help="joint: fixed weight of the LM component")
+    p.add_argument("--step", type=float, default=0.1, help="joint: size of each perceptron update")
+    p.add_argument("--config-name", default=None, metavar="NAME",
+                   help="joint: write configs/NAME.json instead of config.json")
     p.add_argument("--second-order", action="store_true", help="dependency: add sibling features")
     p.add_argument("--train", nargs="+", required=True, metavar="JSONL", help="training corpora")
     p.add_argument("--dev", nargs="*", default=[], metavar="JSONL", help="dev corpora for epoch selection")
@@ -57,6 +72,44 @@ def _train_dependency(args: argparse.Namespace, log) -> int:
     return 0
 
 
+def _train_joint(args: argparse.Namespace, log) -> int:
+    from dualdecomp.progress import progress_factory
+    from models.dependency_store import load_dependency_model, save_dependency_model
+    from models.joint_config import ComponentSpec, JointConfig, save_config
+    from models.joint_training import JointTrainingConfig, train_joint
+    from models.lm import load_lm
+    from models.store import default_model_dir, load_model, save_model
+
+    init = Path(args.init) if args.init else default_model_dir()
+    bigram, dependency = load_model(init), load_dependency_model(init / "dependency")
+    lm_path = None
+    if args.lm == "default":
+        lm_path = default_model_dir() / "lm.binary"
+    elif args.lm != "none":
+        lm_path = Path(args.lm)
+    lm = load_lm(lm_path) if lm_path is not None and args.lm_weight > 0 else None
+    config = JointTrainingConfig(epochs=args.epochs, lm_weight=args.lm_weight if lm is not None else 0.0,
+                                 step=args.step, limit=args.limit, seed=args.seed)
+    if args.config_name is not None and not args.config_name.replace("-", "_").isidentifier():
+        raise InputError(f"invalid configuration name {args.config_name!r} (letters, digits, - and _)")
+    result = train_joint(bigram, dependency, lm, args.train, args.dev, config, log=log,
+                         progress_factory=progress_factory(args.quiet))
+    out = Path(args.out)
+    save_model(result.bigram, out / "joint" / "bigram")
+    save_dependency_model(result.dependency, out / "joint" / "dependency")
+    components = [ComponentSpec("bigram", "joint/bigram"), ComponentSpec("dependency", "joint/dependency")]
+    if lm is not None:
+        if lm_path.resolve() != (out / "lm.binary").resolve():
+            shutil.copyfile(lm_path, out / "lm.binary")
+        components.append(ComponentSpec("lm", "lm.binary", config.lm_weight))
+    name = "McDonald+Dep" + ("+LM" if lm is not None else "") + " (joint perceptron, DD)"
+    joint = JointConfig(name, tuple(components), {"length_method": "auto", "max_iterations": 200},
+                        fallback_max_tokens=80, fallback_components=(0,))
+    written = save_config(joint, out, args.config_name)
+    log(f"joint model saved to {out / 'joint'} and {written} (best epoch {result.meta['best_epoch']})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Train and save the model; returns the exit code."""
     from dualdecomp.progress import progress_factory
@@ -75,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.kind == "dependency":
         return _train_dependency(args, log)
+    if args.kind == "joint":
+        return _train_joint(args, log)
     lm_path = None
     if args.lm == "default":
         lm_path = default_model_dir() / "lm.binary"
