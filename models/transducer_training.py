@@ -1,17 +1,29 @@
 """Training the T3 rule weights: large margin (margin rescaling) and the averaged perceptron.
 
-Loss (Cohn & Lapata 2009, equation 12, token Hamming with length penalty):
-``Δ(d) = FP + max(l − (TP + FP), 0)`` where a predicted token is a true positive iff its word occurs in
-the reference (bags of tokens, as in the paper) and l is the reference length. FP decomposes over the
-kept tokens, so it enters the chart as per-token terms ``u_k = [word_k ∉ reference]``; the length
-penalty depends only on the number of kept tokens, so it is added exactly at the root of the
-length-stratified chart (``Transducer.solve_lengths``). Loss-augmented decoding is therefore **exact**.
+Losses (Cohn & Lapata 2009, §3.6), chosen by ``TrainConfig.loss``; definitions, loss-augmented decoding
+and exactness are documented in :mod:`models.transducer_losses`:
+
+* ``"token"`` (default) — token Hamming with length penalty (eq. 12), ``Δ(d) = FP + max(l − (TP + FP),
+  0)``: exact in the length-stratified chart;
+* ``"ngram"`` — the same over the bigrams and trigrams of the padded output: two dual-decomposition runs
+  (T3 + a trigram path component), exact when certified, APPROXIMATE otherwise;
+* ``"cfg"`` — the same over the CFG productions of the target tree: exact (rule-additive, folded into the
+  hyperedge scores);
+* ``"edit"`` — edit distance over bags of tokens with clipped counts (eq. 13): one dual-decomposition run
+  (T3 + ``solvers.bag_count.BagCount``), exact when certified, APPROXIMATE otherwise;
+* ``"f1"`` — F1 over bags of tokens (eq. 14): one exact-length dual-decomposition run per output length
+  (pruned by a bound), exact when all are certified, APPROXIMATE otherwise.
+
+:func:`token_hamming` and :func:`loss_augmented` are the token loss with the precomputed false-positive
+vector (kept for callers of the earlier API). ``train`` counts the loss-augmented steps that were not
+certified in an optional :class:`TrainStats`.
 
 Large margin: the structured SVM objective of equation (10) with margin rescaling,
 ``λ/2 ||w||² + (1/N) Σ_i max_d [Δ(d_i, d) − w·(φ(d_i) − φ(d))]``, optimised by averaged stochastic
 subgradient descent (Pegasos-style step ``1/(λ t)`` capped at 1) instead of SVMstruct's cutting planes;
-the subgradient of each term comes from the exact loss-augmented argmax. The perceptron uses the plain
-argmax. Gold derivations: ``models.transducer_gold`` (maximum number of rules).
+the subgradient of each term comes from the loss-augmented argmax (exact or, when reported, approximate:
+an approximate argmax gives an approximate subgradient). The perceptron uses the plain argmax. Gold
+derivations: ``models.transducer_gold`` (maximum number of rules).
 """
 
 from __future__ import annotations
@@ -22,23 +34,42 @@ from dataclasses import dataclass
 import numpy as np
 
 from data.trees import Tree
+from dualdecomp.errors import InputError
 from models.grammar import Grammar
 from models.transducer_features import RuleFeaturizer
 from models.transducer_gold import gold_derivation
+from models.transducer_losses import LOSSES, Loss, make_loss, token_augmented
 from solvers.transducer import Derivation, Hypergraph, Transducer, build_hypergraph
 
-__all__ = ["T3Example", "derivation_features", "edge_scores", "loss_augmented", "make_example",
-           "token_hamming", "train"]
+__all__ = ["T3Example", "TrainConfig", "TrainStats", "derivation_features", "edge_scores", "example_loss",
+           "loss_augmented", "make_example", "token_hamming", "train"]
 
 
 @dataclass(frozen=True)
 class T3Example:
-    """One training pair: the source hypergraph, its gold derivation and the loss data."""
+    """One training pair: the source hypergraph, its gold derivation and the loss data.
+
+    Attributes
+    ----------
+    hypergraph : Hypergraph
+    gold_edges : tuple of int
+    false_positive : numpy.ndarray
+        float (n,): 1 where the source word is not in the reference (token loss).
+    ref_length : int
+        Number of reference tokens.
+    source_words : tuple of str
+        The source tokens (every loss but the CFG one).
+    target : Tree or None
+        The reference target tree (leaves carry source positions); its words are the reference tokens
+        and its productions the CFG loss's reference items.
+    """
 
     hypergraph: Hypergraph
     gold_edges: tuple[int, ...]
-    false_positive: np.ndarray  # float (n,): 1 where the source word is not in the reference
+    false_positive: np.ndarray
     ref_length: int
+    source_words: tuple[str, ...] = ()
+    target: Tree | None = None
 
 
 def make_example(source: Tree, target: Tree, grammar: Grammar) -> T3Example | None:
@@ -49,7 +80,22 @@ def make_example(source: Tree, target: Tree, grammar: Grammar) -> T3Example | No
         return None
     ref_words = set(target.words())
     fp = np.array([0.0 if w in ref_words else 1.0 for w in source.words()])
-    return T3Example(hg, tuple(gold), fp, len(target.leaves()))
+    return T3Example(hg, tuple(gold), fp, len(target.leaves()), tuple(source.words()), target)
+
+
+def example_loss(example: T3Example, kind: str) -> Loss:
+    """The loss ``kind`` (see ``models.transducer_losses.LOSSES``) of a training example.
+
+    Raises
+    ------
+    InputError
+        Unknown kind, or an example without its source words / reference tree (built by hand).
+    """
+    if kind not in LOSSES:
+        raise InputError(f"unknown loss {kind!r} (known: {', '.join(LOSSES)})")
+    if example.target is None or len(example.source_words) != example.hypergraph.n:
+        raise InputError("the example carries no source words / reference tree (use make_example)")
+    return make_loss(kind, example.source_words, example.target)
 
 
 def token_hamming(keep: np.ndarray, false_positive: np.ndarray, ref_length: int) -> float:
@@ -81,21 +127,15 @@ def derivation_features(hg: Hypergraph, edges: Sequence[int], feats: RuleFeaturi
 
 def loss_augmented(t3: Transducer, false_positive: np.ndarray, ref_length: int, scale: float = 1.0
                    ) -> tuple[Derivation, float]:
-    """Exact argmax of score(d) + scale·Δ(d) (see module docstring).
+    """Exact argmax of score(d) + scale·Δ(d) for the token Hamming loss (eq. 12).
 
     Returns
     -------
     (Derivation, float)
-        The derivation (its ``score`` includes the FP terms, not the length penalty) and
-        score + scale·Δ.
+        The derivation (its ``score`` is the model score, without the loss) and score + scale·Δ.
     """
-    u = scale * np.asarray(false_positive, dtype=np.float64)
-    table = t3.solve_lengths(u)
-    lengths = np.arange(t3.n + 1)
-    aug = table + scale * np.maximum(ref_length - lengths, 0)
-    m = int(np.argmax(aug))
-    d = t3.solve_tree(u, length=m)
-    return d, float(aug[m])
+    d, _, value = token_augmented(t3, false_positive, ref_length, scale)
+    return d, value
 
 
 @dataclass(frozen=True)
@@ -110,6 +150,8 @@ class TrainConfig:
         L2 regularisation λ of the SSVM (ignored by the perceptron).
     hash_bits : int
     seed : int
+    loss : {"token", "ngram", "cfg", "edit", "f1"}
+        The SSVM loss (``models.transducer_losses``); ignored by the perceptron.
     """
 
     method: str = "ssvm"
@@ -117,11 +159,38 @@ class TrainConfig:
     lam: float = 1e-4
     hash_bits: int = 20
     seed: int = 0
+    loss: str = "token"
+
+    def __post_init__(self) -> None:
+        if self.method not in ("ssvm", "perceptron"):
+            raise InputError(f"method must be 'ssvm' or 'perceptron', got {self.method!r}")
+        if self.loss not in LOSSES:
+            raise InputError(f"unknown loss {self.loss!r} (known: {', '.join(LOSSES)})")
+
+
+@dataclass
+class TrainStats:
+    """Counts of the loss-augmented argmaxes of an SSVM run (accumulated by ``train``).
+
+    Attributes
+    ----------
+    augmented : int
+        Number of loss-augmented argmaxes.
+    uncertified : int
+        How many were APPROXIMATE (not proved optimal).
+    decodes : int
+        Dual-decomposition engine runs they used.
+    """
+
+    augmented: int = 0
+    uncertified: int = 0
+    decodes: int = 0
 
 
 def train(examples: Sequence[T3Example], config: TrainConfig,
           on_epoch: Callable[[int, np.ndarray], float] | None = None,
-          progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, list[float]]:
+          progress: Callable[[int], None] | None = None, stats: TrainStats | None = None
+          ) -> tuple[np.ndarray, list[float]]:
     """Train rule weights.
 
     Parameters
@@ -132,6 +201,8 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
         ``on_epoch(epoch, averaged_weights) -> dev score``; the best epoch's weights are returned.
     progress : callable, optional
         Called with 1 after each example.
+    stats : TrainStats, optional
+        Updated with the number of (uncertified) loss-augmented argmaxes and engine runs.
 
     Returns
     -------
@@ -144,6 +215,8 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
     steps = 0
     rng = np.random.default_rng(config.seed)
     best_w, best_score, scores = None, -np.inf, []
+    losses = [example_loss(ex, config.loss) for ex in examples] \
+        if config.method == "ssvm" and config.loss != "token" else None
     for epoch in range(config.epochs):
         for i in rng.permutation(len(examples)):
             ex = examples[int(i)]
@@ -153,7 +226,16 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
             gold_score = float(sc[list(ex.gold_edges)].sum())
             steps += 1
             if config.method == "ssvm":
-                d, value = loss_augmented(t3, ex.false_positive, ex.ref_length)
+                if losses is None:
+                    d, value = loss_augmented(t3, ex.false_positive, ex.ref_length)
+                    exact, decodes = True, 0
+                else:
+                    aug = losses[int(i)].augmented_argmax(t3)
+                    d, value, exact, decodes = aug.derivation, aug.value, aug.exact, aug.decodes
+                if stats is not None:
+                    stats.augmented += 1
+                    stats.uncertified += int(not exact)
+                    stats.decodes += decodes
                 eta = min(1.0, 1.0 / (config.lam * steps)) if config.lam > 0 else 1.0
                 if config.lam > 0:
                     w *= 1.0 - eta * config.lam
