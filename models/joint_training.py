@@ -12,9 +12,12 @@ engine itself: for every training example,
 2. the predicted tree is the best tree over the predicted kept tokens
    (:func:`models.dependency_training.best_tree`) — the bigram and LM scores depend only on the kept
    set, so this *is* the joint argmax's tree;
-3. if (keep, tree) differs from the gold structure (the deletion alignment and the reference's own
-   parse, as in :mod:`models.dependency_training`), ``w += step · (φ(gold) − φ(prediction))`` on both
-   parts.
+3. if (keep, tree) differs from the gold structure, ``w += step · (φ(gold) − φ(prediction))`` on both
+   parts. The gold kept set is the deletion alignment; the gold tree is either the reference's own parse
+   (``tree="parse"``, as in :mod:`models.dependency_training`), or **latent** (``tree="latent"``, the
+   latent-variable perceptron): the best tree over the gold kept tokens under the current weights, so
+   the dependency part learns whatever trees help choose the kept words, and an update happens only
+   when the kept set is wrong.
 
 Decodes that the engine cannot certify within its iteration budget still return the best feasible
 primal of the right length, which is what the update uses (the usual practice of perceptron training
@@ -65,6 +68,11 @@ class JointTrainingConfig:
     step : float
         Size of each perceptron update, ``w += step · (φ(gold) − φ(prediction))``; with a warm start it
         sets how far an update moves the starting weights (whose entries are of order 1).
+    dependency_weight : float
+        The dependency model's starting weights are multiplied by this (the relative weight of the two
+        models at the start, e.g. the best of a grid on dev).
+    tree : {"parse", "latent"}
+        The gold tree: the reference's parse, or the best tree over the gold kept tokens (latent).
     max_tokens : int
         Longer training sentences are skipped.
     limit, dev_limit : int or None
@@ -78,6 +86,8 @@ class JointTrainingConfig:
     max_iterations: int = 200
     time_limit: float | None = 1.0
     step: float = 0.1
+    dependency_weight: float = 1.0
+    tree: str = "parse"
     max_tokens: int = 80
     limit: int | None = None
     dev_limit: int | None = None
@@ -86,6 +96,10 @@ class JointTrainingConfig:
     def __post_init__(self) -> None:
         if self.epochs < 1:
             raise InputError("epochs must be >= 1")
+        if self.tree not in ("parse", "latent"):
+            raise InputError(f"the gold tree must be 'parse' or 'latent', not {self.tree!r}")
+        if not np.isfinite(self.dependency_weight) or self.dependency_weight <= 0:
+            raise InputError("the dependency weight must be a finite number > 0")
         if not np.isfinite(self.step) or self.step <= 0:
             raise InputError("the perceptron step must be a finite number > 0")
         if not np.isfinite(self.lm_weight) or self.lm_weight < 0:
@@ -255,24 +269,33 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
 
     nb = bigram.weights.size
     decoder = JointDecoder(nb, lm if config.lm_weight > 0 else None, config)
-    initial = np.concatenate((bigram.weights, dependency.weights))
+    initial = np.concatenate((bigram.weights, config.dependency_weight * dependency.weights))
     counts = {"certified": 0, "total": 0}
     epoch_log: list[dict] = []
 
+    current: dict[str, np.ndarray] = {}
+
     def run_decode(ex: tuple[JointItem, GoldStructure], w: np.ndarray) -> JointPrediction:
         it, g = ex
+        current["w"] = w  # the weights the update is made against (latent gold tree)
         pred = decoder.decode(it, w, g.length)
         counts["certified"] += pred.certified
         counts["total"] += 1
         return pred
 
     def mistaken(ex: tuple[JointItem, GoldStructure], pred: JointPrediction) -> bool:
+        if config.tree == "latent":
+            return not np.array_equal(pred.keep, ex[1].keep)
         return not np.array_equal(pred.heads, ex[1].heads)
 
     def difference(ex: tuple[JointItem, GoldStructure], pred: JointPrediction
                    ) -> tuple[np.ndarray, np.ndarray]:
         it, g = ex
-        gi, gv = joint_vector(it, g.keep, g.heads, nb)
+        heads = g.heads
+        if config.tree == "latent":
+            A, S = it.dependency.potentials(current["w"][nb:])
+            heads = best_tree(A, S, g.keep)
+        gi, gv = joint_vector(it, g.keep, heads, nb)
         pi, pv = joint_vector(it, pred.keep, pred.heads, nb)
         return np.concatenate((gi, pi)), config.step * np.concatenate((gv, -pv))
 
@@ -307,7 +330,9 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
         "train_files": [str(f).rsplit("/", 1)[-1] for f in train_files],
         "dev_files": [str(f).rsplit("/", 1)[-1] for f in dev_files],
         "limit": config.limit, "dev_limit": config.dev_limit, "epochs": config.epochs,
-        "lm_weight": config.lm_weight, "step": config.step, "max_iterations": config.max_iterations,
+        "lm_weight": config.lm_weight, "step": config.step, "tree": config.tree,
+        "dependency_weight": config.dependency_weight,
+        "max_iterations": config.max_iterations,
         "time_limit": config.time_limit, "max_tokens": config.max_tokens, "seed": config.seed,
         "examples": len(examples), "skipped_long_references": skipped, "best_epoch": best_epoch,
         "mistakes_per_epoch": [r.mistakes for r in reports], "epoch_log": epoch_log,

@@ -103,6 +103,24 @@ def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
     return out
 
 
+_GRAMMARS: dict[tuple[str, int, int], Grammar] = {}
+
+
+def _cached_grammar(path: Path) -> Grammar:
+    """:func:`load_grammar`, read once per process for an unchanged file (large grammars take minutes to
+    parse; the configurations of one model directory share its T3 model). Decoding never changes it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return load_grammar(path)  # raises the ModelError
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _GRAMMARS:
+        if len(_GRAMMARS) >= 4:
+            _GRAMMARS.pop(next(iter(_GRAMMARS)))
+        _GRAMMARS[key] = load_grammar(path)
+    return _GRAMMARS[key]
+
+
 def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     """Read and validate a model directory written by :func:`save_t3`."""
     d = Path(directory)
@@ -120,8 +138,8 @@ def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     lm_weight = spec.get("lm_weight")
     if isinstance(lm_weight, bool) or not isinstance(lm_weight, int | float) or not np.isfinite(lm_weight):
         raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
-    plain = d / "grammar.json"
-    grammar = load_grammar(plain if plain.exists() and not (d / GRAMMAR_FILE).exists() else d / GRAMMAR_FILE)
+    plain, packed = d / "grammar.json", d / GRAMMAR_FILE
+    grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
     try:
         with np.load(d / "weights.npz", allow_pickle=False) as z:
             idx, val = z["indices"], z["values"]

@@ -74,10 +74,11 @@ def test_warm_start_without_mistakes_keeps_the_initial_weights() -> None:
                             lambda ex, p: (np.zeros(0, int), np.zeros(0)), initial=np.zeros(5))
 
 
-def test_training_fits_a_small_training_set(corpora, start_models) -> None:
+@pytest.mark.parametrize("tree", ["parse", "latent"])
+def test_training_fits_a_small_training_set(corpora, start_models, tree) -> None:
     bigram, dependency = start_models
     f = str(corpora / "written.train.jsonl")
-    config = JointTrainingConfig(epochs=4, lm_weight=0.0, step=1.0, limit=8)
+    config = JointTrainingConfig(epochs=4, lm_weight=0.0, step=1.0, limit=8, tree=tree)
     result = train_joint(bigram, dependency, None, [f], [], config)
     mistakes = result.meta["mistakes_per_epoch"]
     assert len(mistakes) == 4 and mistakes[-1] < mistakes[0]
@@ -93,6 +94,8 @@ def test_bad_settings() -> None:
         JointTrainingConfig(lm_weight=-1.0)
     with pytest.raises(InputError):
         JointTrainingConfig(epochs=0)
+    with pytest.raises(InputError):
+        JointTrainingConfig(tree="oracle")
 
 
 def test_cli_writes_a_usable_joint_configuration(corpora, tmp_path) -> None:

@@ -31,6 +31,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "embedded default model)")
     p.add_argument("--lm-weight", type=float, default=2.0, help="joint: fixed weight of the LM component")
     p.add_argument("--step", type=float, default=0.1, help="joint: size of each perceptron update")
+    p.add_argument("--dep-weight", type=float, default=1.0,
+                   help="joint: multiply the starting dependency weights by this")
+    p.add_argument("--tree", choices=("parse", "latent"), default="parse",
+                   help="joint: gold tree = the reference's parse, or latent (best tree over the gold words)")
     p.add_argument("--config-name", default=None, metavar="NAME",
                    help="joint: write configs/NAME.json instead of config.json")
     p.add_argument("--second-order", action="store_true", help="dependency: add sibling features")
@@ -89,7 +93,8 @@ def _train_joint(args: argparse.Namespace, log) -> int:
         lm_path = Path(args.lm)
     lm = load_lm(lm_path) if lm_path is not None and args.lm_weight > 0 else None
     config = JointTrainingConfig(epochs=args.epochs, lm_weight=args.lm_weight if lm is not None else 0.0,
-                                 step=args.step, limit=args.limit, seed=args.seed)
+                                 step=args.step, tree=args.tree, dependency_weight=args.dep_weight,
+                                 limit=args.limit, seed=args.seed)
     if args.config_name is not None and not args.config_name.replace("-", "_").isidentifier():
         raise InputError(f"invalid configuration name {args.config_name!r} (letters, digits, - and _)")
     result = train_joint(bigram, dependency, lm, args.train, args.dev, config, log=log,
