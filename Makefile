@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model evaluate-default clean
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model t3-model joint-model evaluate-default clean
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -58,6 +58,12 @@ default-model: install
 	$(BIN)/dualdecomp train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		data/corpora/eval.train.jsonl --dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		data/corpora/eval.dev.jsonl --epochs 10 --length-mode gold --lm none --out data/default_model
+
+# Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components").
+t3-model: install
+	$(BIN)/dualdecomp t3 train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		--dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl --out data/default_model/t3 \
+		--depth 1 --lam 1e-4 1e-3 --epochs 3 --hash-bits 18
 
 # The numbers in the README: the default model on the three dev files, free and gold length.
 evaluate-default: install

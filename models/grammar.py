@@ -158,6 +158,8 @@ def _parse(tokens: list[str], pos: int, text: str) -> tuple[Frag, int]:
     kept = not tok.startswith("~")
     body = tok[1:] if tok[0] in "@~" else tok
     if body.startswith('"'):
+        if "\\" not in body and len(body) > 2 and body.endswith('"'):  # no escapes: the common case
+            return Frag(WORD, body[1:-1], (), kept), pos + 1
         try:
             word = json.loads(body)
         except json.JSONDecodeError as exc:
@@ -194,9 +196,9 @@ class Rule:
     def __post_init__(self) -> None:
         check_rule(self.source, self.target)
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """The identity of the rule: ``"source => target"`` in text form."""
+        """The identity of the rule: ``"source => target"`` in text form (computed once)."""
         return f"{format_frag(self.source)} => {format_frag(self.target)}"
 
     @property

@@ -33,7 +33,8 @@ GRAMMAR_FILE = "grammar.json.gz"
 
 @dataclass
 class T3Model:
-    """Grammar and weights.
+    """Grammar and weights (treat both as read-only: hypergraphs and their scores are cached per source
+    tree).
 
     Attributes
     ----------
@@ -54,6 +55,11 @@ class T3Model:
 
     def __post_init__(self) -> None:
         self.featurizer = RuleFeaturizer(self.hash_bits)
+        # source tree (text) -> (hypergraph, unit edge scores): matching a large grammar is the costly
+        # part, and the configurations of a comparison table decode the same sentences again
+        self._built: dict[str, tuple[Any, np.ndarray]] = {}
+
+    CACHE_SIZE = 4096
 
     def transducer(self, tree: Tree, weight: float = 1.0) -> Transducer:
         """The T3 component for a source tree under this model.
@@ -70,8 +76,13 @@ class T3Model:
         -------
         Transducer
         """
-        hg = build_hypergraph(tree, self.grammar)
-        scores = edge_scores(hg, self.weights, self.featurizer)
+        key = str(tree)
+        if key not in self._built:
+            if len(self._built) >= self.CACHE_SIZE:
+                self._built.pop(next(iter(self._built)))
+            hg = build_hypergraph(tree, self.grammar)
+            self._built[key] = (hg, edge_scores(hg, self.weights, self.featurizer))
+        hg, scores = self._built[key]
         if weight != 1.0:
             scores = float(weight) * scores
         return Transducer.from_hypergraph(hg, scores)

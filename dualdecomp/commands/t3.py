@@ -46,8 +46,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.set_defaults(func=run, t3_command=None)
     sub = parser.add_subparsers(dest="t3_command", metavar="{train,evaluate}")
     tr = sub.add_parser("train", help="extract a grammar and train T3")
-    tr.add_argument("--train", required=True, help="training corpus (JSONL)")
-    tr.add_argument("--dev", required=True, help="dev corpus (JSONL), for model selection")
+    tr.add_argument("--train", required=True, nargs="+", help="training corpora (JSONL)")
+    tr.add_argument("--dev", required=True, nargs="+", help="dev corpora (JSONL), for model selection")
     tr.add_argument("--out", required=True, help="output model directory")
     tr.add_argument("--depth", type=int, default=1, choices=(0, 1, 2), help="rule specialisation depth")
     tr.add_argument("--method", default="ssvm", choices=("ssvm", "perceptron"))
@@ -97,10 +97,10 @@ def _train(args) -> int:
     from models.transducer_training import TrainConfig, TrainStats, make_example, train
 
     t0 = time.time()
-    items = read_corpus(args.train)
+    items = [it for f in args.train for it in read_corpus(f)]
     if args.limit:
         items = items[: args.limit]
-    dev = [it for it in read_corpus(args.dev) if it.compressions]
+    dev = [it for f in args.dev for it in read_corpus(f) if it.compressions]
     pairs = tree_pairs(items)
     dev_pairs = tree_pairs(dev)
     _log(f"parsed {len(items)} train / {len(dev)} dev sentences ({time.time() - t0:.0f}s)")
@@ -140,7 +140,8 @@ def _train(args) -> int:
         w, scores = train(examples, cfg, on_epoch=on_epoch, stats=stats)
         if max(scores) > best[0]:
             best = (max(scores), w, {"lam": lam, "epoch": int(np.argmax(scores)) + 1})
-    meta = {"train": str(args.train), "dev": str(args.dev), "sentences": len(items),
+    meta = {"train": [Path(f).name for f in args.train], "dev": [Path(f).name for f in args.dev],
+            "sentences": len(items),
             "pairs": len(examples), "skipped_pairs": skipped, "method": args.method, "depth": args.depth,
             "selected": best[2], "dev_token_f1": best[0], "loss": args.loss,
             "loss_augmented": stats.augmented, "loss_augmented_uncertified": stats.uncertified}

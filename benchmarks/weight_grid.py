@@ -1,0 +1,155 @@
+"""Tune the component weights of joint configurations on the dev files (bigram F1 at gold length).
+
+Every dev sentence is parsed once and each component's potentials are built once at weight 1; each grid
+point then scales them (a weight multiplies a component's score, as ``"weight"`` in a configuration)
+and decodes every sentence at each reference's length with the engine (DD, at most 200 iterations,
+``length_method="auto"``; a single component is solved exactly). Sentences longer than 80 tokens use the
+McDonald component alone, as the shipped configurations' fallback does. Prints one line per grid point:
+bigram F1 per dev file, their mean, and the share of certified decodes.
+
+Usage (from the repository root)::
+
+    python benchmarks/weight_grid.py --grid '[{"bigram": 1, "dependency": 0.25, "lm": 1}, ...]'
+    python benchmarks/weight_grid.py --dependency 0 0.1 0.25 --lm 0 0.5 1      # the product grid
+    python benchmarks/weight_grid.py --t3 data/default_model/t3 --transducer 0.1 0.5 --lm 0 1
+
+Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for transducer weights > 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from data.alignment import keep_vector  # noqa: E402
+from data.jsonl import read_corpus  # noqa: E402
+from data.parsing import parse_tokens  # noqa: E402
+from dualdecomp.decode import decode  # noqa: E402
+from dualdecomp.evaluation import bigram_f1  # noqa: E402
+from models.dependency_store import load_dependency_model  # noqa: E402
+from models.lm import load_lm  # noqa: E402
+from models.store import default_model_dir, load_model  # noqa: E402
+from solvers.bigram import Bigram  # noqa: E402
+from solvers.dependency import Dependency  # noqa: E402
+from solvers.ngram import Trigram  # noqa: E402
+from solvers.transducer import Transducer  # noqa: E402
+
+DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
+KINDS = ("bigram", "dependency", "lm", "transducer")
+MAX_TOKENS = 80
+
+
+def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tuple[str, list]]:
+    """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists)."""
+    bigram = load_model(model_dir)
+    dependency = load_dependency_model(model_dir / "dependency")
+    lm = load_lm(model_dir / "lm.binary")
+    t3 = None
+    if t3_dir is not None:
+        from models.transducer_model import load_t3
+
+        t3 = load_t3(t3_dir)
+    out = []
+    for name in DEV:
+        items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions][:limit]
+        sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
+        rows = []
+        for it, s in zip(items, sentences, strict=True):
+            refs = [[t for t, k in zip(it.text, keep_vector(it.text, c), strict=True) if k]
+                    for c in it.compressions]
+            parts = {"bigram": bigram.potentials(s)}
+            if s.n <= MAX_TOKENS:
+                parts["dependency"] = dependency.potentials(s)
+                parts["lm"] = lm.trigram_tensor(it.text)
+                if t3 is not None:
+                    parts["transducer"] = t3.component(s, 1.0)
+            rows.append((it, parts, refs))
+        out.append((name.removesuffix(".jsonl"), rows))
+    return out
+
+
+def components(parts: dict, weights: dict[str, float]) -> list:
+    """The weighted components of one sentence (McDonald alone beyond the fallback length)."""
+    if "dependency" not in parts:
+        return [Bigram(parts["bigram"])]
+    comps = []
+    if weights.get("bigram", 0) > 0:
+        comps.append(Bigram(weights["bigram"] * parts["bigram"]))
+    if weights.get("dependency", 0) > 0:
+        A, S = parts["dependency"]
+        w = weights["dependency"]
+        comps.append(Dependency(w * A, S=None if S is None else w * S))
+    if weights.get("lm", 0) > 0:
+        comps.append(Trigram(weights["lm"] * parts["lm"]))
+    if weights.get("transducer", 0) > 0:
+        t3 = parts["transducer"]
+        comps.append(Transducer.from_hypergraph(t3.hypergraph, weights["transducer"] * t3.edge_score))
+    return comps
+
+
+def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:
+    """Bigram F1 per dev file (mean over references, then sentences) and the share certified."""
+    f1s, certified, total = [], 0, 0
+    for _, rows in data:
+        per_sentence = []
+        for it, parts, refs in rows:
+            comps = components(parts, weights)
+            method = "auto" if len(comps) > 1 else "exact"
+            decoded = {}
+            scores = []
+            for ref in refs:
+                if len(ref) not in decoded:
+                    res = decode(comps, length=len(ref), max_iterations=200, length_method=method)
+                    decoded[len(ref)] = res.keep
+                    certified += res.certified
+                    total += 1
+                kept = [t for t, k in zip(it.text, decoded[len(ref)], strict=True) if k]
+                scores.append(bigram_f1(kept, ref))
+            per_sentence.append(float(np.mean(scores)))
+        f1s.append(100 * float(np.mean(per_sentence)))
+    return f1s, 100 * certified / max(total, 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid and print one markdown table."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default=str(default_model_dir()), help="directory with the bigram model, "
+                   "dependency/ and lm.binary (default: the embedded default model)")
+    p.add_argument("--t3", default=None, help="T3 model directory (for transducer weights)")
+    p.add_argument("--grid", default=None, help="JSON list of weight objects (overrides the product grid)")
+    for kind in KINDS:
+        p.add_argument(f"--{kind}", type=float, nargs="+", default=[1.0] if kind == "bigram" else [0.0])
+    p.add_argument("--limit", type=int, default=None, help="first N sentences of each dev file")
+    args = p.parse_args(argv)
+    if args.grid:
+        grid = json.loads(args.grid)
+    else:
+        grid = [dict(zip(KINDS, ws, strict=True))
+                for ws in itertools.product(*(getattr(args, k) for k in KINDS))]
+    if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
+        p.error("transducer weights need --t3")
+    start = time.perf_counter()
+    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit)
+    print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    names = [name for name, _ in data]
+    print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")
+    print("|" + "---:|" * (len(KINDS) + len(names) + 2))
+    for g in grid:
+        f1s, cert = score(data, g)
+        cells = [f"{g.get(k, 0):g}" for k in KINDS] + [f"{x:.2f}" for x in f1s] + [f"{np.mean(f1s):.2f}",
+                                                                                  f"{cert:.0f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
