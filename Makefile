@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model t3-model joint-model evaluate-default clean
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -58,6 +58,17 @@ default-model: install
 	$(BIN)/dualdecomp train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		data/corpora/eval.train.jsonl --dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		data/corpora/eval.dev.jsonl --epochs 10 --length-mode gold --lm none --out data/default_model
+
+# Retrain the shipped second-order dependency model (data/default_model/dependency, about 13 minutes).
+dependency-model: install
+	$(BIN)/dualdecomp train --kind dependency --second-order --train data/corpora/broadcast.train.jsonl \
+		data/corpora/written.train.jsonl data/corpora/eval.train.jsonl --dev data/corpora/broadcast.dev.jsonl \
+		data/corpora/written.dev.jsonl data/corpora/eval.dev.jsonl --epochs 6 --length-mode gold \
+		--out data/default_model/dependency
+
+# The component-weight grid of the joint configurations on the dev files (README, "The default model").
+weight-grid: install
+	$(BIN)/python benchmarks/weight_grid.py --dependency 0 0.1 0.15 0.25 0.5 1 --lm 0 0.25 0.5 1 2
 
 # Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components").
 t3-model: install

@@ -64,6 +64,7 @@ from dualdecomp.errors import InputError, SolverError
 from dualdecomp.evaluation import bigram_f1, token_f1
 from models.dependency_features import DependencyFeatures, ancestry, keep_bias_index
 from models.dependency_model import DependencyModel
+from models.length_calibration import bisect_rate
 from models.perceptron import EpochReport, averaged_perceptron
 from solvers.dependency import Dependency, solve
 from solvers.solution import Solution
@@ -574,18 +575,7 @@ def calibrate_free_length(weights: np.ndarray, parts: Sequence[Sequence[Dependen
     def rate(lam: float) -> float:
         return float(np.mean([np.mean([solve(A, S=S, lam=lam).length / n for (A, S), n in s]) for s in sets]))
 
-    lo, hi = -1.0, 1.0
-    while rate(lo) < target and lo > -1e4:
-        lo *= 2
-    while rate(hi) > target and hi < 1e4:
-        hi *= 2
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if rate(mid) > target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return bisect_rate(rate, target, increasing=False, iterations=iterations)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ A joint model is a directory with ``config.json``::
                     {"kind": "lm", "path": "lm.binary", "weight": 2.0},
                     {"kind": "dependency", "path": "dependency", "weight": 1.0}],
      "decode": {"max_iterations": 200, "length_method": "exact"},
-     "fallback": {"max_tokens": 80, "components": [0]}}
+     "fallback": {"max_tokens": 80, "components": [0]}, "length_bias": 0.0}
 
+``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
+fixed-length result and sets the free-length compression rate (:mod:`models.length_calibration`).
 ``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
 potentials are multiplied by its weight (for ``transducer``, a T3 model directory from ``dualdecomp t3
 train``: every hyperedge's rule score, so the component scores weight × the T3 score; its source tree is
@@ -57,6 +59,7 @@ class JointConfig:
     decode: dict = field(default_factory=dict)
     fallback_max_tokens: int | None = None
     fallback_components: tuple[int, ...] = ()
+    length_bias: float = 0.0
 
     def to_json(self) -> dict:
         """The ``config.json`` content."""
@@ -66,6 +69,8 @@ class JointConfig:
         if self.fallback_max_tokens is not None:
             out["fallback"] = {"max_tokens": self.fallback_max_tokens,
                                "components": list(self.fallback_components)}
+        if self.length_bias:
+            out["length_bias"] = self.length_bias
         return out
 
 
@@ -109,7 +114,12 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
             raise ModelError(f"{where}: fallback components must be indices of components")
         max_tokens, fb_comps = fb["max_tokens"], tuple(fb_list)
     name = spec.get("name", "")
-    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps)
+    bias = spec.get("length_bias", 0.0)
+    if isinstance(bias, bool) or not isinstance(bias, int | float) or not np.isfinite(bias):
+        raise ModelError(f"{where}: length_bias must be a finite number")
+    if bias and not any(c.kind in ("bigram", "dependency") for c in parsed):
+        raise ModelError(f"{where}: length_bias needs a bigram or dependency component")
+    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias))
 
 
 class JointModel:
@@ -164,8 +174,11 @@ class JointModel:
 
         return load_dependency_model(path)
 
-    def components(self, sentence: Sentence) -> tuple[list, str | None]:
-        """The weighted components of ``sentence`` and a note when the long-sentence fallback is used."""
+    def components(self, sentence: Sentence, length_bias: float | None = None) -> tuple[list, str | None]:
+        """The weighted components of ``sentence`` and a note when the long-sentence fallback is used.
+
+        ``length_bias`` (default: the configuration's) is added per kept token (:func:`with_length_bias`).
+        """
         from solvers.bigram import Bigram
         from solvers.dependency import Dependency
         from solvers.ngram import Trigram
@@ -189,7 +202,31 @@ class JointModel:
             else:
                 A, S = model.potentials(sentence)
                 out.append(Dependency(spec.weight * A, S=None if S is None else spec.weight * S))
-        return out, note
+        bias = cfg.length_bias if length_bias is None else length_bias
+        return (with_length_bias(out, bias) if bias else out), note
+
+
+def with_length_bias(components: list, bias: float) -> list:
+    """The components with ``bias`` added to the score of every compression per kept token.
+
+    The bias goes into the first bigram component (every finite pair potential: ``bias · (L + 1)`` for L
+    kept tokens) or else the first dependency component (every finite arc: ``bias · L``). At a fixed
+    length this adds a constant (no compression changes); at free length it moves the compression rate
+    (:mod:`models.length_calibration`). Components without either kind are returned unchanged.
+    """
+    from solvers.bigram import Bigram
+    from solvers.dependency import Dependency
+
+    out = list(components)
+    for k, c in enumerate(out):
+        if isinstance(c, Bigram):
+            out[k] = Bigram(c.B + np.where(np.isfinite(c.B), bias, 0.0))
+            return out
+    for k, c in enumerate(out):
+        if isinstance(c, Dependency):
+            out[k] = Dependency(c.A + np.where(np.isfinite(c.A), bias, 0.0), B=c.B, S=c.S)
+            return out
+    return out
 
 
 def save_config(config: JointConfig, directory: str | os.PathLike[str], name: str | None = None) -> Path:

@@ -24,6 +24,7 @@ from dualdecomp.evaluation import bigram_f1
 from models.bigram_model import BigramModel
 from models.features import BigramFeatures
 from models.hashing import feature_index
+from models.length_calibration import bisect_rate
 from models.mira import train_mira
 from models.perceptron import EpochReport, TrainingExample, train_perceptron
 from solvers import bigram
@@ -113,18 +114,7 @@ def calibrate_length_bias(weights: np.ndarray, parts: Sequence[Sequence[ParsedIt
             per_set.append(np.mean(lengths))
         return float(np.mean(per_set))
 
-    lo, hi = -5.0, 5.0
-    while rate(lo) > target and lo > -1e4:
-        lo *= 2
-    while rate(hi) < target and hi < 1e4:
-        hi *= 2
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if rate(mid) < target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return bisect_rate(rate, target, increasing=True, start=5.0, iterations=iterations)
 
 
 def train(train_files: Sequence[str], dev_files: Sequence[str], config: TrainingConfig, lm=None,
