@@ -74,7 +74,7 @@ weight-grid: install
 t3-model: install
 	$(BIN)/dualdecomp t3 train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		--dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl --out data/default_model/t3 \
-		--depth 1 --lam 1e-4 1e-3 --epochs 3 --hash-bits 18
+		--depth 1 --lam 1e-4 1e-3 1e-2 --epochs 3 --hash-bits 18
 
 # The numbers in the README: the default model on the three dev files, free and gold length.
 evaluate-default: install
