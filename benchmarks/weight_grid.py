@@ -34,7 +34,7 @@ from data.alignment import keep_vector  # noqa: E402
 from data.jsonl import read_corpus  # noqa: E402
 from data.parsing import parse_tokens  # noqa: E402
 from dualdecomp.decode import decode  # noqa: E402
-from dualdecomp.evaluation import bigram_f1  # noqa: E402
+from dualdecomp.evaluation import at_reference_lengths  # noqa: E402
 from models.dependency_store import load_dependency_model  # noqa: E402
 from models.lm import load_lm  # noqa: E402
 from models.store import default_model_dir, load_model  # noqa: E402
@@ -98,25 +98,21 @@ def components(parts: dict, weights: dict[str, float]) -> list:
 
 def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:
     """Bigram F1 per dev file (mean over references, then sentences) and the share certified."""
-    f1s, certified, total = [], 0, 0
+    f1s, certified = [], []
     for _, rows in data:
         per_sentence = []
         for it, parts, refs in rows:
             comps = components(parts, weights)
             method = "auto" if len(comps) > 1 else "exact"
-            decoded = {}
-            scores = []
-            for ref in refs:
-                if len(ref) not in decoded:
-                    res = decode(comps, length=len(ref), max_iterations=200, length_method=method)
-                    decoded[len(ref)] = res.keep
-                    certified += res.certified
-                    total += 1
-                kept = [t for t, k in zip(it.text, decoded[len(ref)], strict=True) if k]
-                scores.append(bigram_f1(kept, ref))
-            per_sentence.append(float(np.mean(scores)))
+
+            def keep_at(length: int, comps: list = comps, method: str = method) -> np.ndarray:
+                res = decode(comps, length=length, max_iterations=200, length_method=method)
+                certified.append(res.certified)
+                return res.keep
+
+            per_sentence.append(at_reference_lengths(it.text, refs, keep_at))
         f1s.append(100 * float(np.mean(per_sentence)))
-    return f1s, 100 * certified / max(total, 1)
+    return f1s, 100 * float(np.mean(certified)) if certified else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:

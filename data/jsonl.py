@@ -225,6 +225,15 @@ def read_corpus(path: str | os.PathLike[str]) -> list[CorpusItem]:
     return items
 
 
+def read_corpora(paths: Sequence[str | os.PathLike[str]], limit: int | None = None) -> list[list[CorpusItem]]:
+    """Read several corpora (:func:`read_corpus`), keeping the first ``limit`` items of each."""
+    out = []
+    for path in paths:
+        items = read_corpus(path)
+        out.append(items[:limit] if limit else items)
+    return out
+
+
 def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]]) -> None:
     """Write rows as JSONL atomically (temporary file in the same directory, then ``os.replace``).
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -153,6 +153,24 @@ def bigram_f1(system: Sequence[str], reference: Sequence[str]) -> float:
         F1 in [0, 1]; 1 when both sequences are empty (both are just ``<s> </s>``).
     """
     return multiset_f1(padded_bigrams(system), padded_bigrams(reference))
+
+
+def at_reference_lengths(tokens: Sequence[str], references: Iterable[Sequence[str]],
+                         decode_at: Callable[[int], Sequence[bool]],
+                         metric: Callable[[Sequence[str], Sequence[str]], float] = bigram_f1) -> float:
+    """Mean ``metric`` over the references of the compression decoded at each reference's length.
+
+    The gold-length protocol of the project's dev scores: ``decode_at(L)`` returns the keep vector of a
+    compression of ``tokens`` with L kept tokens; it is called once per distinct reference length.
+    """
+    decoded: dict[int, Sequence[bool]] = {}
+    scores = []
+    for ref in references:
+        if len(ref) not in decoded:
+            decoded[len(ref)] = decode_at(len(ref))
+        kept = [t for t, k in zip(tokens, decoded[len(ref)], strict=True) if k]
+        scores.append(metric(kept, ref))
+    return sum(scores) / len(scores)
 
 
 def gr_triples(sentence: Sentence) -> Counter[tuple[str, str, str]]:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from data.alignment import align, keep_vector
-from data.jsonl import CorpusItem, read_corpus
+from data.jsonl import CorpusItem, read_corpora
 from data.parsing import parse_tokens
 from data.sentence import Sentence
 from dualdecomp.decode import decode
@@ -588,14 +588,6 @@ class _Example:
     gold: GoldStructure
 
 
-def _read(files: Sequence[str], limit: int | None) -> list[list[CorpusItem]]:
-    out = []
-    for f in files:
-        items = read_corpus(f)
-        out.append(items[:limit] if limit else items)
-    return out
-
-
 def train_dependency(train_files: Sequence[str], dev_files: Sequence[str], config: DependencyTrainingConfig,
                      log: Callable[[str], None] | None = None,
                      progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
@@ -623,8 +615,8 @@ def train_dependency(train_files: Sequence[str], dev_files: Sequence[str], confi
     say = log or (lambda _msg: None)
     start = time.perf_counter()
     shell = DependencyModel(np.zeros(1), config.hash_bits, config.second_order, config.lexical)
-    train_sets = _read(train_files, config.limit)
-    dev_sets = _read(dev_files, config.dev_limit)
+    train_sets = read_corpora(train_files, config.limit)
+    dev_sets = read_corpora(dev_files, config.dev_limit)
     total = sum(map(len, train_sets)) + sum(map(len, dev_sets))
     bar = progress_factory(total, "parsing") if progress_factory else None
     parsed, origins = prepare_items([it for s in train_sets for it in s], shell, config.gold_tree, bar)

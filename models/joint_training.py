@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from data.jsonl import CorpusItem, read_corpus
+from data.jsonl import CorpusItem, read_corpora
 from dualdecomp.decode import decode
 from dualdecomp.errors import InputError
-from dualdecomp.evaluation import bigram_f1
+from dualdecomp.evaluation import at_reference_lengths
 from models.bigram_model import BigramModel
 from models.dependency_model import DependencyModel
 from models.dependency_training import GoldStructure, best_tree, prepare_items
@@ -172,23 +172,20 @@ class JointDecoder:
         """Bigram F1 at every reference's length, per dev file, and the share certified."""
         f1s, certs = [], []
         for part in parts:
-            per_sentence, certified, total = [], 0, 0
+            per_sentence, certified = [], []
             for it in part:
                 if not it.golds:
                     continue
-                decoded: dict[int, JointPrediction] = {}
-                scores = []
-                for g in it.golds:
-                    if g.length not in decoded:
-                        decoded[g.length] = self.decode(it, w, g.length)
-                        certified += decoded[g.length].certified
-                        total += 1
-                    keep = decoded[g.length].keep
-                    sys_toks = [t for t, k in zip(it.item.text, keep, strict=True) if k]
-                    scores.append(bigram_f1(sys_toks, list(g.tokens)))
-                per_sentence.append(float(np.mean(scores)))
+
+                def keep_at(length: int, it: JointItem = it, certified: list = certified) -> np.ndarray:
+                    pred = self.decode(it, w, length)
+                    certified.append(pred.certified)
+                    return pred.keep
+
+                per_sentence.append(at_reference_lengths(it.item.text, [list(g.tokens) for g in it.golds],
+                                                         keep_at))
             f1s.append(float(np.mean(per_sentence)) if per_sentence else float("nan"))
-            certs.append(certified / total if total else float("nan"))
+            certs.append(float(np.mean(certified)) if certified else float("nan"))
         return JointDevScore(tuple(f1s), tuple(certs))
 
 
@@ -253,10 +250,7 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
         raise InputError("an LM weight > 0 needs an LM")
     start = time.perf_counter()
 
-    def read(files: Sequence[str], limit: int | None) -> list[list[CorpusItem]]:
-        return [read_corpus(f)[:limit] if limit else read_corpus(f) for f in files]
-
-    train_sets, dev_sets = read(train_files, config.limit), read(dev_files, config.dev_limit)
+    train_sets, dev_sets = read_corpora(train_files, config.limit), read_corpora(dev_files, config.dev_limit)
     total = sum(map(len, train_sets)) + sum(map(len, dev_sets))
     bar = progress_factory(total, "parsing") if progress_factory else None
     train_items = prepare_joint([it for s in train_sets for it in s], bigram, dependency, bar)

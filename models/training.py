@@ -20,7 +20,7 @@ from data.jsonl import CorpusItem, read_corpus
 from data.parsing import parse_tokens
 from data.sentence import Sentence
 from dualdecomp.errors import InputError
-from dualdecomp.evaluation import bigram_f1
+from dualdecomp.evaluation import at_reference_lengths
 from models.bigram_model import BigramModel
 from models.features import BigramFeatures
 from models.hashing import feature_index
@@ -75,14 +75,9 @@ def dev_bigram_f1(weights: np.ndarray, dev: Sequence[ParsedItem]) -> float:
         if not p.golds:
             continue
         B = p.features.potentials(weights)
-        per_ref = []
-        for g in p.golds:
-            keep = bigram.solve(B, length=int(g.sum())).keep
-            toks = p.item.text
-            sys_toks = [t for t, k in zip(toks, keep, strict=True) if k]
-            ref_toks = [t for t, k in zip(toks, g, strict=True) if k]
-            per_ref.append(bigram_f1(sys_toks, ref_toks))
-        scores.append(float(np.mean(per_ref)))
+        refs = [[t for t, k in zip(p.item.text, g, strict=True) if k] for g in p.golds]
+        scores.append(at_reference_lengths(p.item.text, refs,
+                                           lambda length, B=B: bigram.solve(B, length=length).keep))
     return float(np.mean(scores)) if scores else float("nan")
 
 

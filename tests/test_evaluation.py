@@ -396,3 +396,21 @@ def test_keep_everything_on_broadcast_dev(tmp_path):
     assert report.n == 88 and report.cr == 1.0
     assert 0.82 < report.token_f1 < 0.86
     assert not math.isnan(report.reference_cr) and report.reference_cr < 0.8
+
+
+def test_at_reference_lengths_decodes_once_per_length() -> None:
+    from dualdecomp.evaluation import at_reference_lengths, bigram_f1, token_f1
+
+    tokens = "the cat sat on the mat".split()
+    calls = []
+
+    def keep_at(length: int) -> list[bool]:
+        calls.append(length)
+        return [i < length for i in range(len(tokens))]
+
+    refs = [["the", "cat", "sat"], ["cat", "sat", "mat"], ["the", "mat"]]
+    got = at_reference_lengths(tokens, refs, keep_at)
+    assert calls == [3, 2]
+    expected = [bigram_f1(tokens[:3], refs[0]), bigram_f1(tokens[:3], refs[1]), bigram_f1(tokens[:2], refs[2])]
+    assert got == sum(expected) / 3
+    assert at_reference_lengths(tokens, refs[:1], keep_at, token_f1) == 1.0

@@ -80,23 +80,15 @@ def _log(msg: str) -> None:
 def _dev_gold_bigram_f1(transducers, items, keep_at) -> float:
     """Mean dev bigram F1 at each reference's length (the project's selection criterion).
 
-    ``keep_at(t3, length)`` decodes one sentence at a length (memoised per sentence and length). Selecting
-    on free-length F1 instead would reward models that keep more words (keeping every word scores higher
-    than any trained model on token F1 at free length), so hyper-parameters are chosen at gold length.
+    ``keep_at(t3, length)`` decodes one sentence at a length. Selecting on free-length F1 instead would
+    reward models that keep more words (keeping every word scores higher than any trained model on token
+    F1 at free length), so hyper-parameters are chosen at gold length.
     """
-    from dualdecomp.evaluation import bigram_f1
+    from dualdecomp.evaluation import at_reference_lengths
 
-    scores = []
-    for t3, item in zip(transducers, items, strict=True):
-        decoded: dict[int, np.ndarray] = {}
-        per_ref = []
-        for ref in item.compressions:
-            if len(ref) not in decoded:
-                decoded[len(ref)] = keep_at(t3, len(ref))
-            out = [w for w, k in zip(item.text, decoded[len(ref)], strict=True) if k]
-            per_ref.append(bigram_f1(out, list(ref)))
-        scores.append(np.mean(per_ref))
-    return float(np.mean(scores))
+    return float(np.mean([at_reference_lengths(item.text, [list(r) for r in item.compressions],
+                                               lambda length, t3=t3: keep_at(t3, length))
+                          for t3, item in zip(transducers, items, strict=True)]))
 
 
 def _chart_keep(t3, length: int) -> np.ndarray:
