@@ -411,6 +411,7 @@ def test_at_reference_lengths_decodes_once_per_length() -> None:
     refs = [["the", "cat", "sat"], ["cat", "sat", "mat"], ["the", "mat"]]
     got = at_reference_lengths(tokens, refs, keep_at)
     assert calls == [3, 2]
-    expected = [bigram_f1(tokens[:3], refs[0]), bigram_f1(tokens[:3], refs[1]), bigram_f1(tokens[:2], refs[2])]
+    expected = [bigram_f1(tokens[:3], refs[0]), bigram_f1(tokens[:3], refs[1]),
+                bigram_f1(tokens[:2], refs[2])]
     assert got == sum(expected) / 3
     assert at_reference_lengths(tokens, refs[:1], keep_at, token_f1) == 1.0
