@@ -59,6 +59,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _lm_path(option: str) -> Path | None:
+    """The KenLM file of ``--lm``: 'default' (the embedded LM), 'none' (None) or a path."""
+    from models.store import default_model_dir
+
+    if option == "default":
+        return default_model_dir() / "lm.binary"
+    return None if option == "none" else Path(option)
+
+
+def _copy_lm(source: Path, target: Path) -> None:
+    """Put the LM into the output model directory (unless it is already that file)."""
+    if source.resolve() != target.resolve():
+        shutil.copyfile(source, target)
+
+
 def _train_dependency(args: argparse.Namespace, log) -> int:
     from dualdecomp.progress import progress_factory
     from models.dependency_store import save_dependency_model
@@ -86,11 +101,7 @@ def _train_joint(args: argparse.Namespace, log) -> int:
 
     init = Path(args.init) if args.init else default_model_dir()
     bigram, dependency = load_model(init), load_dependency_model(init / "dependency")
-    lm_path = None
-    if args.lm == "default":
-        lm_path = default_model_dir() / "lm.binary"
-    elif args.lm != "none":
-        lm_path = Path(args.lm)
+    lm_path = _lm_path(args.lm)
     lm = load_lm(lm_path) if lm_path is not None and args.lm_weight > 0 else None
     config = JointTrainingConfig(epochs=args.epochs, lm_weight=args.lm_weight if lm is not None else 0.0,
                                  step=args.step, tree=args.tree, dependency_weight=args.dep_weight,
@@ -104,8 +115,7 @@ def _train_joint(args: argparse.Namespace, log) -> int:
     save_dependency_model(result.dependency, out / "joint" / "dependency")
     components = [ComponentSpec("bigram", "joint/bigram"), ComponentSpec("dependency", "joint/dependency")]
     if lm is not None:
-        if lm_path.resolve() != (out / "lm.binary").resolve():
-            shutil.copyfile(lm_path, out / "lm.binary")
+        _copy_lm(lm_path, out / "lm.binary")
         components.append(ComponentSpec("lm", "lm.binary", config.lm_weight))
     name = "McDonald+Dep" + ("+LM" if lm is not None else "") + " (joint perceptron, DD)"
     joint = JointConfig(name, tuple(components), {"length_method": "auto", "max_iterations": 200},
@@ -119,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     """Train and save the model; returns the exit code."""
     from dualdecomp.progress import progress_factory
     from models.lm import load_lm
-    from models.store import default_model_dir, save_model
+    from models.store import save_model
     from models.training import TrainingConfig, train
 
     if args.epochs < 1:
@@ -135,11 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return _train_dependency(args, log)
     if args.kind == "joint":
         return _train_joint(args, log)
-    lm_path = None
-    if args.lm == "default":
-        lm_path = default_model_dir() / "lm.binary"
-    elif args.lm != "none":
-        lm_path = Path(args.lm)
+    lm_path = _lm_path(args.lm)
     lm = load_lm(lm_path) if lm_path is not None else None
     config = TrainingConfig(epochs=args.epochs, hash_bits=args.hash_bits, lexical=not args.no_lexical,
                             length_mode=args.length_mode, seed=args.seed, trainer=args.trainer, k=args.k,
@@ -154,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
     lm_file = None
     if lm_path is not None:
         lm_file = "lm.binary"
-        if lm_path.resolve() != (out / lm_file).resolve():
-            shutil.copyfile(lm_path, out / lm_file)
+        _copy_lm(lm_path, out / lm_file)
     save_model(model, out, lm_file=lm_file)
     log(f"model saved to {out}")
     return 0
