@@ -36,12 +36,9 @@ from data.parsing import parse_tokens  # noqa: E402
 from dualdecomp.decode import decode  # noqa: E402
 from dualdecomp.evaluation import at_reference_lengths  # noqa: E402
 from models.dependency_store import load_dependency_model  # noqa: E402
+from models.joint_config import weighted_component  # noqa: E402
 from models.lm import load_lm  # noqa: E402
 from models.store import default_model_dir, load_model  # noqa: E402
-from solvers.bigram import Bigram  # noqa: E402
-from solvers.dependency import Dependency  # noqa: E402
-from solvers.ngram import Trigram  # noqa: E402
-from solvers.transducer import Transducer  # noqa: E402
 
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
 KINDS = ("bigram", "dependency", "lm", "transducer")
@@ -80,20 +77,9 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tup
 def components(parts: dict, weights: dict[str, float]) -> list:
     """The weighted components of one sentence (McDonald alone beyond the fallback length)."""
     if "dependency" not in parts:
-        return [Bigram(parts["bigram"])]
-    comps = []
-    if weights.get("bigram", 0) > 0:
-        comps.append(Bigram(weights["bigram"] * parts["bigram"]))
-    if weights.get("dependency", 0) > 0:
-        A, S = parts["dependency"]
-        w = weights["dependency"]
-        comps.append(Dependency(w * A, S=None if S is None else w * S))
-    if weights.get("lm", 0) > 0:
-        comps.append(Trigram(weights["lm"] * parts["lm"]))
-    if weights.get("transducer", 0) > 0:
-        t3 = parts["transducer"]
-        comps.append(Transducer.from_hypergraph(t3.hypergraph, weights["transducer"] * t3.edge_score))
-    return comps
+        return [weighted_component("bigram", parts["bigram"], 1.0)]
+    return [weighted_component(kind, parts[kind], weights[kind])
+            for kind in KINDS if weights.get(kind, 0) > 0]
 
 
 def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:

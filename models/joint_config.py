@@ -179,10 +179,6 @@ class JointModel:
 
         ``length_bias`` (default: the configuration's) is added per kept token (:func:`with_length_bias`).
         """
-        from solvers.bigram import Bigram
-        from solvers.dependency import Dependency
-        from solvers.ngram import Trigram
-
         cfg = self.config
         chosen = range(len(cfg.components))
         note = None
@@ -193,17 +189,39 @@ class JointModel:
         out = []
         for k in chosen:
             spec, model = cfg.components[k], self.models[k]
-            if spec.kind == "bigram":
-                out.append(Bigram(spec.weight * model.potentials(sentence)))
-            elif spec.kind == "lm":
-                out.append(Trigram(spec.weight * model.trigram_tensor(sentence.tokens)))
+            if spec.kind == "lm":
+                unit = model.trigram_tensor(sentence.tokens)
             elif spec.kind == "transducer":
-                out.append(model.component(sentence, spec.weight))
+                unit = model.component(sentence)
             else:
-                A, S = model.potentials(sentence)
-                out.append(Dependency(spec.weight * A, S=None if S is None else spec.weight * S))
+                unit = model.potentials(sentence)
+            out.append(weighted_component(spec.kind, unit, spec.weight))
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
+
+
+def weighted_component(kind: str, unit, weight: float):
+    """The decoding component of one kind whose score is ``weight`` × the model's score.
+
+    ``unit`` is the model's output at weight 1: the bigram potentials B (``bigram``), the trigram tensor
+    T (``lm``), the pair (A, S) (``dependency``) or a :class:`~solvers.transducer.Transducer`
+    (``transducer``: every hyperedge score is scaled).
+    """
+    from solvers.bigram import Bigram
+    from solvers.dependency import Dependency
+    from solvers.ngram import Trigram
+    from solvers.transducer import Transducer
+
+    if kind == "bigram":
+        return Bigram(weight * unit)
+    if kind == "lm":
+        return Trigram(weight * unit)
+    if kind == "transducer":
+        return Transducer.from_hypergraph(unit.hypergraph, weight * unit.edge_score)
+    if kind == "dependency":
+        A, S = unit
+        return Dependency(weight * A, S=None if S is None else weight * S)
+    raise ModelError(f"unknown component kind {kind!r}")
 
 
 def with_length_bias(components: list, bias: float) -> list:
