@@ -181,8 +181,10 @@ def _tune_lm_weight(model, dev_pairs, dev, lm_path: str) -> float:
         tensor_of = {id(t3): T for t3, T in zip(t3s, tensors, strict=True)}
 
         def beam_at(t3, length, weight=weight, tensor_of=tensor_of):
-            return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20,
-                               length=length if np.isfinite(t3.solve_lengths()[length]) else None).keep
+            try:
+                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20, length=length).keep
+            except SolverError:  # the grammar cannot reach this length: the free-length beam
+                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20).keep
 
         s = _dev_gold_bigram_f1(t3s, dev, beam_at)
         _log(f"  LM weight {weight}: dev bigram F1 at gold length (beam 20, APPROXIMATE) {100 * s:.1f}")
