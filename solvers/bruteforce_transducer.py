@@ -6,7 +6,7 @@ Independent of ``solvers.transducer`` (own matching, no hypergraph): for tests o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from data.trees import Tree
 from models.grammar import NODE, VAR, WORD, Frag, Rule
@@ -30,6 +30,32 @@ def _match(frag: Frag, node: Tree, out: list[tuple[Frag, Tree]]) -> bool:
     return all(_match(f, c, out) for f, c in zip(frag.children, node.children, strict=True))
 
 
+def _applications(rules: Sequence[Rule], node: Tree, cat: str, derive: Callable[[Tree, str], object]
+                  ) -> Iterator[tuple[Rule, set[int], int, list]]:
+    """Every rule rewriting ``node`` into ``cat``: (rule, kept word positions, dropped leaf count, the
+    ``derive(child, category)`` results of its kept variables in order)."""
+    for rule in rules:
+        if rule.target_root != cat:
+            continue
+        fr: list[tuple[Frag, Tree]] = []
+        if rule.source.kind != NODE or not _match(rule.source, node, fr):
+            continue
+        targets = iter(rule.target.frontier())
+        kept: set[int] = set()
+        dropped = 0
+        subs = []
+        for f, sub in fr:
+            if f.kept:
+                t = next(targets)
+                if f.kind == WORD:
+                    kept.add(sub.index)
+                else:
+                    subs.append(derive(sub, t.label))
+            else:
+                dropped += len(sub.leaves())
+        yield rule, kept, dropped, subs
+
+
 def enumerate_derivations(tree: Tree, rules: Sequence[Rule], score: Callable[[Rule, int], float]
                           ) -> list[tuple[float, frozenset[int], tuple[str, ...]]]:
     """Every derivation of ``tree`` under ``rules``.
@@ -49,25 +75,7 @@ def enumerate_derivations(tree: Tree, rules: Sequence[Rule], score: Callable[[Ru
 
     def derive(node: Tree, cat: str) -> list[tuple[float, frozenset[int], tuple[str, ...]]]:
         out = []
-        for rule in rules:
-            if rule.target_root != cat:
-                continue
-            fr: list[tuple[Frag, Tree]] = []
-            if rule.source.kind != NODE or not _match(rule.source, node, fr):
-                continue
-            targets = iter(rule.target.frontier())
-            kept: set[int] = set()
-            dropped = 0
-            subs = []
-            for f, sub in fr:
-                if f.kept:
-                    t = next(targets)
-                    if f.kind == WORD:
-                        kept.add(sub.index)
-                    else:
-                        subs.append(derive(sub, t.label))
-                else:
-                    dropped += len(sub.leaves())
+        for rule, kept, dropped, subs in _applications(rules, node, cat, derive):
             own = score(rule, dropped)
             for combo in itertools.product(*subs):
                 total = own + sum(c[0] for c in combo)
@@ -99,25 +107,8 @@ def best_by_yield(tree: Tree, rules: Sequence[Rule], score: Callable[[Rule, int]
         if key in memo:
             return memo[key]
         out: dict[frozenset[int], float] = {}
-        for rule in rules:
-            if rule.target_root != cat:
-                continue
-            fr: list[tuple[Frag, Tree]] = []
-            if rule.source.kind != NODE or not _match(rule.source, node, fr):
-                continue
-            targets = iter(rule.target.frontier())
-            kept: set[int] = set()
-            dropped = 0
-            subs = []
-            for f, sub in fr:
-                if f.kept:
-                    t = next(targets)
-                    if f.kind == WORD:
-                        kept.add(sub.index)
-                    else:
-                        subs.append(list(derive(sub, t.label).items()))
-                else:
-                    dropped += len(sub.leaves())
+        for rule, kept, dropped, subs in _applications(rules, node, cat,
+                                                       lambda sub, label: list(derive(sub, label).items())):
             own = score(rule, dropped)
             for combo in itertools.product(*subs):
                 total = own + sum(c[1] for c in combo)
