@@ -15,6 +15,7 @@ from dualdecomp.decode import decode
 from dualdecomp.errors import InputError
 from dualdecomp.result import Result, json_float
 from models.bigram_model import BigramModel
+from models.joint_config import DECODERS
 from models.store import default_model_dir, load_model
 from solvers.bigram import Bigram
 from solvers.char_budget import CharBudgetBigram
@@ -166,8 +167,8 @@ class Compressor:
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
         decoder = options.pop("decoder", "dd")
-        if decoder not in ("dd", "ilp", "beam"):
-            raise InputError(f"unknown decoder {decoder!r} (dd, ilp or beam)")
+        if decoder not in DECODERS:
+            raise InputError(f"unknown decoder {decoder!r} (one of {DECODERS})")
         comps, note = self.components(sentence, chars)
         out = []
         for length in lengths:

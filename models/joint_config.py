@@ -39,6 +39,7 @@ from dualdecomp.errors import ModelError
 FORMAT = "dualdecomp-config"
 VERSION = 1
 KINDS = ("bigram", "lm", "dependency", "transducer")
+DECODERS = ("dd", "ilp", "beam")
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     if not isinstance(decode, dict):
         raise ModelError(f"{where}: decode must be an object")
     decoder = decode.get("decoder", "dd")
-    if decoder not in ("dd", "ilp", "beam"):
-        raise ModelError(f"{where}: decode.decoder must be dd, ilp or beam, not {decoder!r}")
+    if decoder not in DECODERS:
+        raise ModelError(f"{where}: decode.decoder must be one of {DECODERS}, not {decoder!r}")
     if decoder == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
         raise ModelError(f"{where}: the beam decoder needs exactly one transducer and one lm component")
     beam = decode.get("beam", 100)
