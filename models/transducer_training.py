@@ -14,8 +14,7 @@ and exactness are documented in :mod:`models.transducer_losses`:
 * ``"f1"`` — F1 over bags of tokens (eq. 14): one exact-length dual-decomposition run per output length
   (pruned by a bound), exact when all are certified, APPROXIMATE otherwise.
 
-:func:`token_hamming` and :func:`loss_augmented` are the token loss with the precomputed false-positive
-vector (kept for callers of the earlier API). ``train`` counts the loss-augmented steps that were not
+``train`` counts the loss-augmented steps that were not
 certified in an optional :class:`TrainStats`.
 
 Large margin: the structured SVM objective of equation (10) with margin rescaling,
@@ -38,11 +37,11 @@ from dualdecomp.errors import InputError
 from models.grammar import Grammar
 from models.transducer_features import RuleFeaturizer
 from models.transducer_gold import gold_derivation
-from models.transducer_losses import LOSSES, Loss, make_loss, token_augmented
-from solvers.transducer import Derivation, Hypergraph, Transducer, build_hypergraph
+from models.transducer_losses import LOSSES, Loss, make_loss
+from solvers.transducer import Hypergraph, Transducer, build_hypergraph
 
 __all__ = ["T3Example", "TrainConfig", "TrainStats", "derivation_features", "edge_scores", "example_loss",
-           "loss_augmented", "make_example", "token_hamming", "train"]
+           "make_example", "train"]
 
 
 @dataclass(frozen=True)
@@ -53,10 +52,6 @@ class T3Example:
     ----------
     hypergraph : Hypergraph
     gold_edges : tuple of int
-    false_positive : numpy.ndarray
-        float (n,): 1 where the source word is not in the reference (token loss).
-    ref_length : int
-        Number of reference tokens.
     source_words : tuple of str
         The source tokens (every loss but the CFG one).
     target : Tree or None
@@ -66,8 +61,6 @@ class T3Example:
 
     hypergraph: Hypergraph
     gold_edges: tuple[int, ...]
-    false_positive: np.ndarray
-    ref_length: int
     source_words: tuple[str, ...] = ()
     target: Tree | None = None
 
@@ -78,9 +71,7 @@ def make_example(source: Tree, target: Tree, grammar: Grammar) -> T3Example | No
     gold = gold_derivation(hg, target)
     if gold is None:
         return None
-    ref_words = set(target.words())
-    fp = np.array([0.0 if w in ref_words else 1.0 for w in source.words()])
-    return T3Example(hg, tuple(gold), fp, len(target.leaves()), tuple(source.words()), target)
+    return T3Example(hg, tuple(gold), tuple(source.words()), target)
 
 
 def example_loss(example: T3Example, kind: str) -> Loss:
@@ -96,11 +87,6 @@ def example_loss(example: T3Example, kind: str) -> Loss:
     if example.target is None or len(example.source_words) != example.hypergraph.n:
         raise InputError("the example carries no source words / reference tree (use make_example)")
     return make_loss(kind, example.source_words, example.target)
-
-
-def token_hamming(keep: np.ndarray, false_positive: np.ndarray, ref_length: int) -> float:
-    """Equation (12) over tokens: FP + max(l − |keep|, 0)."""
-    return float(false_positive @ keep + max(ref_length - int(keep.sum()), 0))
 
 
 def edge_scores(hg: Hypergraph, weights: np.ndarray, feats: RuleFeaturizer) -> np.ndarray:
@@ -123,19 +109,6 @@ def derivation_features(hg: Hypergraph, edges: Sequence[int], feats: RuleFeaturi
     idx.append(np.array([feats.dropped_index]))
     val.append(np.array([float(dropped)]))
     return np.concatenate(idx), np.concatenate(val)
-
-
-def loss_augmented(t3: Transducer, false_positive: np.ndarray, ref_length: int, scale: float = 1.0
-                   ) -> tuple[Derivation, float]:
-    """Exact argmax of score(d) + scale·Δ(d) for the token Hamming loss (eq. 12).
-
-    Returns
-    -------
-    (Derivation, float)
-        The derivation (its ``score`` is the model score, without the loss) and score + scale·Δ.
-    """
-    d, _, value = token_augmented(t3, false_positive, ref_length, scale)
-    return d, value
 
 
 @dataclass(frozen=True)
@@ -215,8 +188,7 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
     steps = 0
     rng = np.random.default_rng(config.seed)
     best_w, best_score, scores = None, -np.inf, []
-    losses = [example_loss(ex, config.loss) for ex in examples] \
-        if config.method == "ssvm" and config.loss != "token" else None
+    losses = [example_loss(ex, config.loss) for ex in examples] if config.method == "ssvm" else None
     for epoch in range(config.epochs):
         for i in rng.permutation(len(examples)):
             ex = examples[int(i)]
@@ -226,12 +198,8 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
             gold_score = float(sc[list(ex.gold_edges)].sum())
             steps += 1
             if config.method == "ssvm":
-                if losses is None:
-                    d, value = loss_augmented(t3, ex.false_positive, ex.ref_length)
-                    exact, decodes = True, 0
-                else:
-                    aug = losses[int(i)].augmented_argmax(t3)
-                    d, value, exact, decodes = aug.derivation, aug.value, aug.exact, aug.decodes
+                aug = losses[int(i)].augmented_argmax(t3)
+                d, value, exact, decodes = aug.derivation, aug.value, aug.exact, aug.decodes
                 if stats is not None:
                     stats.augmented += 1
                     stats.uncertified += int(not exact)
