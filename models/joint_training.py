@@ -118,11 +118,13 @@ class JointItem:
 
 @dataclass(frozen=True)
 class JointPrediction:
-    """A joint decode: the kept tokens, their best tree and whether the engine certified it."""
+    """A joint decode: the kept tokens, their best tree, whether the engine certified it, and the
+    dependency potentials (A, S) it was decoded with."""
 
     keep: np.ndarray
     heads: np.ndarray
     certified: bool
+    potentials: tuple[np.ndarray, np.ndarray | None]
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ class JointDecoder:
         res = decode(comps, length=length, max_iterations=self.config.max_iterations,
                      time_limit=self.config.time_limit, length_method="auto")
         keep = np.asarray(res.keep, dtype=bool)
-        return JointPrediction(keep, best_tree(A, S, keep), bool(res.certified))
+        return JointPrediction(keep, best_tree(A, S, keep), bool(res.certified), (A, S))
 
     def dev_score(self, w: np.ndarray, parts: Sequence[Sequence[JointItem]]) -> JointDevScore:
         """Bigram F1 at every reference's length, per dev file, and the share certified."""
@@ -267,11 +269,8 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
     counts = {"certified": 0, "total": 0}
     epoch_log: list[dict] = []
 
-    current: dict[str, np.ndarray] = {}
-
     def run_decode(ex: tuple[JointItem, GoldStructure], w: np.ndarray) -> JointPrediction:
         it, g = ex
-        current["w"] = w  # the weights the update is made against (latent gold tree)
         pred = decoder.decode(it, w, g.length)
         counts["certified"] += pred.certified
         counts["total"] += 1
@@ -287,8 +286,7 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
         it, g = ex
         heads = g.heads
         if config.tree == "latent":
-            A, S = it.dependency.potentials(current["w"][nb:])
-            heads = best_tree(A, S, g.keep)
+            heads = best_tree(*pred.potentials, g.keep)  # under the weights of this decode
         gi, gv = joint_vector(it, g.keep, heads, nb)
         pi, pv = joint_vector(it, pred.keep, pred.heads, nb)
         return np.concatenate((gi, pi)), config.step * np.concatenate((gv, -pv))
