@@ -51,7 +51,7 @@ table: install
 
 # Rebuild the embedded default LM from the shared Google data (see data/default_model/LM.md).
 default-lm: install
-	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m models.default_lm --data-dir $(SHARED) --out-dir data/default_model
+	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m dualdecomp.models.lm.default --data-dir $(SHARED) --out-dir data/default_model
 
 # Retrain the embedded default model (see README.md, "The default model").
 default-model: install

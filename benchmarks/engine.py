@@ -1,7 +1,8 @@
 """Benchmark of the dual-decomposition engine against the exact ILP on the Clarke & Lapata dev sentences.
 
 The problem is the joint Bigram + Trigram decode of every sentence of ``broadcast.dev.jsonl`` and
-``written.dev.jsonl``: the bigram potentials of the trained model (``models.store.load_model``; random
+``written.dev.jsonl``: the bigram potentials of the trained model
+(``dualdecomp.models.bigram.store.load_model``; random
 potentials of the same sizes when it cannot be loaded, which the ``setup`` line says) plus the KenLM
 trigram tensor of ``data/default_model/lm.binary``, at free length and at each sentence's gold length
 (the first reference compression).
@@ -67,14 +68,14 @@ def emit(row: dict) -> None:
 def load_instances(files: list[str], limit: int | None, model_dir: str, lm_path: str,
                    seed: int) -> tuple[list[Instance], dict]:
     """Parse the dev sentences and compute their bigram and trigram potentials."""
-    from data.alignment import keep_vector
-    from data.jsonl import read_corpus
-    from data.parsing import parse_tokens
-    from models.lm import load_lm
+    from dualdecomp.data.alignment import keep_vector
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.data.parsing import parse_tokens
+    from dualdecomp.models.lm.model import load_lm
 
     setup: dict = {"kind": "setup", "files": files}
     try:
-        from models.store import load_model
+        from dualdecomp.models.bigram.store import load_model
 
         model = load_model(model_dir)
         setup["bigram_model"] = f"trained model {model_dir}"
@@ -107,8 +108,8 @@ def load_instances(files: list[str], limit: int | None, model_dir: str, lm_path:
 
 
 def components(inst: Instance) -> list:
-    from solvers.bigram import Bigram
-    from solvers.ngram import Trigram
+    from dualdecomp.solvers.bigram.solver import Bigram
+    from dualdecomp.solvers.ngram.solver import Trigram
 
     return [Bigram(inst.B), Trigram(inst.T)]
 
@@ -149,7 +150,7 @@ def certificate_rows(instances: list[Instance], mode: str, method: str, budgets:
 def timing_row(instances: list[Instance], mode: str, solver: str, time_limit: float | None,
                progress: bool) -> dict:
     from dualdecomp import decode, ilp
-    from dualdecomp.errors import SolverError
+    from dualdecomp.core.errors import SolverError
 
     dd_times, ilp_times, ratios = [], [], []
     agree = certified_both = dd_cert = ilp_cert = failures = 0

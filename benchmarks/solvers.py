@@ -46,7 +46,7 @@ from typing import Any  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from solvers import bigram, dependency, ngram  # noqa: E402
+from dualdecomp.solvers import bigram, dependency, ngram  # noqa: E402
 
 
 @dataclass(frozen=True)

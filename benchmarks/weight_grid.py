@@ -30,15 +30,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from data.alignment import keep_vector  # noqa: E402
-from data.jsonl import read_corpus  # noqa: E402
-from data.parsing import parse_tokens  # noqa: E402
-from dualdecomp.decode import decode  # noqa: E402
-from dualdecomp.evaluation import at_reference_lengths  # noqa: E402
-from models.dependency_store import load_dependency_model  # noqa: E402
-from models.joint_config import weighted_component  # noqa: E402
-from models.lm import load_lm  # noqa: E402
-from models.store import default_model_dir, load_model  # noqa: E402
+from dualdecomp.app.evaluation import at_reference_lengths  # noqa: E402
+from dualdecomp.data.alignment import keep_vector  # noqa: E402
+from dualdecomp.data.jsonl import read_corpus  # noqa: E402
+from dualdecomp.data.parsing import parse_tokens  # noqa: E402
+from dualdecomp.engine.decode import decode  # noqa: E402
+from dualdecomp.models.bigram.store import default_model_dir, load_model  # noqa: E402
+from dualdecomp.models.dependency.store import load_dependency_model  # noqa: E402
+from dualdecomp.models.joint.config import weighted_component  # noqa: E402
+from dualdecomp.models.lm.model import load_lm  # noqa: E402
 
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
 KINDS = ("bigram", "dependency", "lm", "transducer")
@@ -52,7 +52,7 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tup
     lm = load_lm(model_dir / "lm.binary")
     t3 = None
     if t3_dir is not None:
-        from models.transducer_model import load_t3
+        from dualdecomp.models.transducer.model import load_t3
 
         t3 = load_t3(t3_dir)
     out = []

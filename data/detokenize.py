@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from data.sentence import Sentence
+from dualdecomp.data.sentence import Sentence
 
 
 def detokenize(sentence: Sentence, keep: np.ndarray) -> str:

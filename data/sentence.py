@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from data.sentence import Sentence
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.sentence import Sentence
 
 __all__ = ["PHRASE_LABELS", "ROOT_LABEL", "Tree", "from_dependency", "leaf", "preterminal", "reindex"]
 
@@ -114,7 +114,7 @@ class Tree:
         return sum(1 for _ in self.preorder())
 
     def __str__(self) -> str:
-        from data.ptb import write_tree
+        from dualdecomp.data.ptb import write_tree
 
         return write_tree(self)
 

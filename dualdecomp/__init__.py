@@ -1,28 +1,44 @@
 """dualdecomp: constrained sentence compression by Lagrangian relaxation.
 
-Public API
+Public API (loaded lazily: ``import dualdecomp`` imports nothing heavy, so importing a low layer such as
+:mod:`dualdecomp.core.errors` does not load the engine, numba or spaCy)
 ----------
-- :func:`decode` — decode a list of components (contract 5 of DESIGN.md).
+- :func:`decode` — decode a list of components (contract 5 of ``docs/architecture.md``).
 - :class:`Result`, :class:`TraceStep` — typed decoder results.
+- :class:`Component` — the component protocol; :class:`Solution` — what a solver returns.
 - :class:`Compressor` — a trained model that compresses text, tokens or parsed sentences.
 - :func:`compress` — one-call compression of raw text with the embedded default model.
+
+Layers (each imports only the ones before it): :mod:`dualdecomp.core` → :mod:`dualdecomp.data` →
+:mod:`dualdecomp.solvers` → :mod:`dualdecomp.engine` → :mod:`dualdecomp.models` → :mod:`dualdecomp.app`.
 """
 
 from __future__ import annotations
 
-from dualdecomp.decode import decode
-from dualdecomp.result import Result, TraceStep
+from importlib import import_module
 
-__all__ = ["Compressor", "Result", "TraceStep", "compress", "decode"]
+__all__ = ["Component", "Compressor", "Result", "Solution", "TraceStep", "compress", "decode"]
 __version__ = "0.1.0"
+
+_LAZY = {
+    "decode": "dualdecomp.engine.decode",
+    "Result": "dualdecomp.core.result",
+    "TraceStep": "dualdecomp.core.result",
+    "Solution": "dualdecomp.core.solution",
+    "Component": "dualdecomp.core.component",
+    "Compressor": "dualdecomp.app.compressor",
+}
 
 
 def __getattr__(name: str):
-    if name == "Compressor":
-        from dualdecomp.compressor import Compressor
+    # Lazy attributes keep `import dualdecomp` (and every import of a low layer) fast.
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'dualdecomp' has no attribute {name!r}")
 
-        return Compressor
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def compress(text: str, length: int | None = None, ratio: float | None = None, model=None):
@@ -41,9 +57,9 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
 
     Returns
     -------
-    dualdecomp.compressor.Compression
+    dualdecomp.app.compressor.Compression
         ``.text`` (detokenised), ``.compression``, ``.keep`` and ``.result`` (the certificate).
     """
-    from dualdecomp.compressor import Compressor
+    from dualdecomp.app.compressor import Compressor
 
     return Compressor(model).compress_text(text, length=length, ratio=ratio)

@@ -3,7 +3,8 @@
 :func:`averaged_perceptron` is the model-independent loop (shuffling, mistake-driven updates, lazy
 averaging, dev selection of the epoch); a model plugs in how to decode an example under the current
 weights and the feature difference φ(gold) − φ(prediction). :func:`train_perceptron` is the bigram
-compression model's instance: decoding inside the loop is exact (``solvers.bigram.solve``), either at
+compression model's instance: decoding inside the loop is exact (``dualdecomp.solvers.bigram.solver.solve``),
+either at
 free length or at the gold length of each example (``length_mode="gold"``), which trains the model to
 choose *which* words to keep when the length is imposed, as it is at evaluation time.
 """
@@ -16,8 +17,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from models.features import BigramFeatures
-from solvers import bigram
+from dualdecomp.models.bigram.features import BigramFeatures
+from dualdecomp.solvers import bigram
 
 E = TypeVar("E")
 P = TypeVar("P")

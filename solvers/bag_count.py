@@ -7,7 +7,8 @@ Every token k has a type ``types[k]`` in 0..K-1 and the score of a keep vector i
 with arbitrary finite tables ``g_t(0), ..., g_t(n_t)`` (n_t = number of tokens of type t). This covers the
 bag-of-tokens losses of Cohn & Lapata (2009, §3.6): the edit distance (eq. 13) is
 ``g_t(p) = p − 2 min(p, q_t)`` (plus the constant q) and, at a fixed output length L, the F1 loss (eq. 14)
-is ``g_t(p) = −2 min(p, q_t) / (L + q)`` (plus the constant 1); see :mod:`models.transducer_losses`.
+is ``g_t(p) = −2 min(p, q_t) / (L + q)`` (plus the constant 1); see
+:mod:`dualdecomp.models.transducer.losses`.
 
 Algorithms (exact):
 
@@ -22,7 +23,7 @@ Ties: among positions of one type with equal u the leftmost are kept first; amon
 the smallest count wins (free length); the DP keeps the first maximising count per cell.
 
 ``u`` may contain ``-inf`` (the token cannot be kept) but not NaN or ``+inf``. Infeasibility (every
-structure of the requested length scores -inf) raises :class:`~dualdecomp.errors.SolverError`.
+structure of the requested length scores -inf) raises :class:`~dualdecomp.core.errors.SolverError`.
 """
 
 from __future__ import annotations
@@ -32,9 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.errors import InputError
-from solvers.bigram import LengthTable, as_keep, as_length, as_u, binary_var, check_score, unused_prefix
-from solvers.solution import Solution
+from dualdecomp.core.errors import InputError
+from dualdecomp.core.solution import Solution
+from dualdecomp.solvers.bigram.solver import (
+    LengthTable,
+    as_keep,
+    as_length,
+    as_u,
+    binary_var,
+    check_score,
+    unused_prefix,
+)
 
 __all__ = ["BagCount"]
 

@@ -24,8 +24,8 @@ def corpora() -> Path:
 @pytest.fixture(scope="session")
 def parsed_dev():
     """The first 30 sentences of written.dev, parsed."""
-    from data.jsonl import read_corpus
-    from data.parsing import parse_tokens
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.data.parsing import parse_tokens
 
     items = read_corpus(CORPORA / "written.dev.jsonl")[:30]
     return items, parse_tokens([it.text for it in items], ids=[it.id for it in items])
@@ -34,7 +34,7 @@ def parsed_dev():
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     """A bigram model trained in a few seconds on 60 written-corpus sentences, without an LM."""
-    from dualdecomp.cli import main
+    from dualdecomp.app.cli import main
 
     out = tmp_path_factory.mktemp("model")
     code = main(["train", "--train", str(CORPORA / "written.train.jsonl"), "--dev",

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 
-from dualdecomp.errors import SolverError
-from solvers import bruteforce
+from dualdecomp.core.errors import SolverError
+from tests.oracles import bruteforce
 
 Score = Callable[..., float]
 

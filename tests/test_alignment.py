@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data.alignment import align, keep_vector
+from dualdecomp.data.alignment import align, keep_vector
 
 
 def test_last_occurrence() -> None:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dualdecomp.errors import InputError, SolverError
+from dualdecomp.core.errors import InputError, SolverError
 from solvers.bag_count import BagCount
 
 
@@ -93,8 +93,8 @@ def test_to_ilp_equals_bruteforce(seed):
 
 
 def test_decode_with_a_bigram_component_is_certified_and_optimal():
-    from dualdecomp.decode import decode
-    from solvers.bigram import Bigram
+    from dualdecomp.engine.decode import decode
+    from dualdecomp.solvers.bigram.solver import Bigram
 
     rng = np.random.default_rng(5)
     for _ in range(5):

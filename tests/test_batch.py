@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from dualdecomp.batch import BatchOptions, journal_path, run_batch
-from dualdecomp.cli import main
-from dualdecomp.compressor import Compressor
-from dualdecomp.errors import InputError
+from dualdecomp.app.batch import BatchOptions, journal_path, run_batch
+from dualdecomp.app.cli import main
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_resume_ignores_a_cut_journal_line_and_foreign_rows(compressor, source, 
 def test_kill_then_resume_from_the_cli(tiny_model, corpora, tmp_path) -> None:
     src = corpora / "eval.dev.jsonl"
     out = tmp_path / "out.jsonl"
-    args = [sys.executable, "-m", "dualdecomp.cli", "compress", "--model", str(tiny_model), "--input",
+    args = [sys.executable, "-m", "dualdecomp.app.cli", "compress", "--model", str(tiny_model), "--input",
             str(src), "--output", str(out), "--deterministic", "--quiet", "--batch-size", "16"]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = journal_path(out)

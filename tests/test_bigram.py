@@ -8,8 +8,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.errors import InputError, SolverError
-from solvers import bigram, bruteforce
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.solvers import bigram
+from tests.oracles import bruteforce
 from tests.sequence_cases import check, instances, solve_or_none
 from tests.sequence_cases import table as oracle_table
 

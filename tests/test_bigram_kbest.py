@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers.bigram import solve
-from solvers.bigram_kbest import kbest
-from solvers.bruteforce import bigram_score, kept_subsets
+from dualdecomp.solvers.bigram.kbest import kbest
+from dualdecomp.solvers.bigram.solver import solve
+from tests.oracles.bruteforce import bigram_score, kept_subsets
 
 
 @settings(max_examples=2000, deadline=None, derandomize=True)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.errors import InputError, SolverError
-from solvers.bruteforce import bigram_score, kept_subsets
-from solvers.char_budget import CharBudgetBigram, compression_chars, solve
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram, compression_chars, solve
+from tests.oracles.bruteforce import bigram_score, kept_subsets
 
 
 def _instance(draw, max_n=8):

@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.cli import main
-from dualdecomp.compressor import Compressor
+from dualdecomp.app.cli import main
+from dualdecomp.app.compressor import Compressor
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
@@ -34,8 +34,8 @@ def _compressor(path):
 
 
 def test_chars_optimum_against_enumeration(parsed_dev, tiny_model) -> None:
-    from solvers.bruteforce import bigram_score, kept_subsets
-    from solvers.char_budget import compression_chars
+    from dualdecomp.solvers.bigram.char_budget import compression_chars
+    from tests.oracles.bruteforce import bigram_score, kept_subsets
 
     c = _compressor(tiny_model)
     short = [s for s in parsed_dev[1] if s.n <= 12][:3]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from dualdecomp.cli import main
+from dualdecomp.app.cli import main
 
 
 def _rows(path):
@@ -117,7 +117,7 @@ def test_corrupted_model_is_a_model_error(tiny_model, tmp_path, capsys) -> None:
 
 
 def test_console_script_runs_without_traceback(tmp_path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "dualdecomp.cli", "compress", "--length", "99", "a b"],
+    proc = subprocess.run([sys.executable, "-m", "dualdecomp.app.cli", "compress", "--length", "99", "a b"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "exceeds" in proc.stderr
@@ -136,7 +136,7 @@ def test_trace_in_file_output(tiny_model, corpora, tmp_path) -> None:
 
 
 def test_train_dependency_model_cli(corpora, tmp_path) -> None:
-    from models.dependency_store import load_dependency_model
+    from dualdecomp.models.dependency.store import load_dependency_model
 
     out = tmp_path / "dep"
     assert main(["train", "--kind", "dependency", "--train", str(corpora / "written.train.jsonl"), "--dev",

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.errors import InputError, SolverError
-from solvers import bruteforce_dependency as bf
-from solvers import dependency as dep
-from solvers.solution import Solution
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.solution import Solution
+from dualdecomp.solvers import dependency as dep
+from tests.oracles import dependency as bf
 
 MAIN = settings(max_examples=2000, deadline=None, derandomize=True)
 MEDIUM = settings(max_examples=400, deadline=None, derandomize=True)

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data.sentence import Sentence
-from dualdecomp.errors import InputError, ModelError
-from models.bigram_model import BigramModel
-from models.dependency_features import (
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.models.bigram.model import BigramModel
+from dualdecomp.models.bigram.store import save_model
+from dualdecomp.models.dependency.features import (
     ARC_TEMPLATES,
     KEEP_TEMPLATES,
     SIBLING_TEMPLATES,
@@ -22,9 +23,9 @@ from models.dependency_features import (
     keep_bias_index,
     sibling_triples,
 )
-from models.dependency_model import DependencyModel
-from models.dependency_store import load_dependency_model, save_dependency_model
-from models.dependency_training import (
+from dualdecomp.models.dependency.model import DependencyModel
+from dualdecomp.models.dependency.store import load_dependency_model, save_dependency_model
+from dualdecomp.models.dependency.training import (
     DependencyTrainingConfig,
     best_tree,
     decode_at_length,
@@ -36,9 +37,8 @@ from models.dependency_training import (
     search_multiplier,
     train_dependency,
 )
-from models.store import save_model
-from solvers import bruteforce_dependency as brute
-from solvers.dependency import Dependency, solve
+from dualdecomp.solvers.dependency.solver import Dependency, solve
+from tests.oracles import dependency as brute
 
 SETTINGS = dict(max_examples=25, deadline=None, derandomize=True)
 
@@ -241,7 +241,7 @@ def test_gold_structure_maps_the_compression_parse() -> None:
     assert g.heads.tolist() == [-1, 4, -1, 5, 0, -1, 5]
     assert g.origin == "projective" and g.length == 4
     assert g.keep.tolist() == [False, True, False, True, True, False, True]
-    # a repeated word aligns to its last occurrence (data.alignment), and the tree follows it
+    # a repeated word aligns to its last occurrence (dualdecomp.data.alignment), and the tree follows it
     source = _sentence("the dog saw the cat", [2, 3, 0, 5, 3])
     comp = _sentence("the cat", [2, 0])
     assert gold_structure(source, comp.tokens, comp).heads.tolist() == [-1, -1, -1, 5, 0]
@@ -352,7 +352,7 @@ def test_tiny_training_improves_on_train(corpora, tmp_path) -> None:
     assert all(r.examples == 60 and r.dev_score is not None for r in reports)
     assert model.meta["best_epoch"] in (1, 2) and model.meta["examples"] == 60
     assert sum(model.meta["gold_tree_origins"].values()) == 60
-    from data.jsonl import read_corpus
+    from dualdecomp.data.jsonl import read_corpus
 
     items = read_corpus(corpora / "written.train.jsonl")[:60]
     train, _ = prepare_items(items, model)

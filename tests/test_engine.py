@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dualdecomp import decode
-from dualdecomp.errors import InputError, SolverError
-from dualdecomp.options import STEP_RULES, make_options
-from dualdecomp.result import TraceStep, is_certified
-from solvers.bigram import Bigram
-from solvers.bruteforce_joint import joint, objective
-from solvers.dependency import Dependency
-from solvers.ngram import Trigram
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.result import TraceStep, is_certified
+from dualdecomp.engine.options import STEP_RULES, make_options
+from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.dependency.solver import Dependency
+from dualdecomp.solvers.ngram.solver import Trigram
+from tests.oracles.joint import joint, objective
 
 # --------------------------------------------------------------------------------------------------
 # random joint instances (also used by tests/test_ilp.py)

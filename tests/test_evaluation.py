@@ -11,11 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from data.parsing import parse_tokens
-from data.sentence import Sentence
-from dualdecomp.commands import evaluate as evaluate_command
-from dualdecomp.errors import InputError
-from dualdecomp.evaluation import (
+from dualdecomp.app.commands import evaluate as evaluate_command
+from dualdecomp.app.evaluation import (
     METRICS,
     EvaluationReport,
     PairScores,
@@ -30,6 +27,9 @@ from dualdecomp.evaluation import (
     score_pair,
     token_f1,
 )
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.data.sentence import Sentence
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 
@@ -399,7 +399,7 @@ def test_keep_everything_on_broadcast_dev(tmp_path):
 
 
 def test_at_reference_lengths_decodes_once_per_length() -> None:
-    from dualdecomp.evaluation import at_reference_lengths, bigram_f1, token_f1
+    from dualdecomp.app.evaluation import at_reference_lengths, bigram_f1, token_f1
 
     tokens = "the cat sat on the mat".split()
     calls = []

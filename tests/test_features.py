@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.features import bigram_features
-from models.span_stats import all_pairs, span_stats
-from solvers.bruteforce import kept_sequence
+from dualdecomp.models.bigram.features import bigram_features
+from dualdecomp.models.bigram.span_stats import all_pairs, span_stats
+from tests.oracles.bruteforce import kept_sequence
 
 
 def _objective(B, keep):
@@ -35,7 +35,7 @@ def test_potentials_match_feature_vectors(parsed_dev) -> None:
 def test_pair_rows_layout() -> None:
     for n in range(0, 7):
         pi, pj = all_pairs(n)
-        from models.features import BigramFeatures
+        from dualdecomp.models.bigram.features import BigramFeatures
 
         f = BigramFeatures(n, pi, pj, np.zeros((len(pi), 1), dtype=np.int64), np.zeros(0, dtype=np.int64),
                            np.zeros((len(pi), 0)), np.zeros((n, 1), dtype=np.int64))

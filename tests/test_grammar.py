@@ -8,15 +8,27 @@ import json
 import numpy as np
 import pytest
 
-from data.ptb import read_tree
-from data.trees import reindex
-from dualdecomp.errors import ModelError
-from models.grammar import Grammar, GrammarConfig, Rule, load_grammar, parse_frag, save_grammar
-from models.grammar_extraction import constituent_alignment, coverage_rules, extract_grammar, extract_rules
-from models.grammar_heads import head_order
-from models.transducer_features import RuleFeaturizer, rule_feature_strings
-from models.transducer_gold import gold_derivation
-from solvers.transducer import build_hypergraph
+from dualdecomp.core.errors import ModelError
+from dualdecomp.data.ptb import read_tree
+from dualdecomp.data.trees import reindex
+from dualdecomp.models.transducer.extraction import (
+    constituent_alignment,
+    coverage_rules,
+    extract_grammar,
+    extract_rules,
+)
+from dualdecomp.models.transducer.features import RuleFeaturizer, rule_feature_strings
+from dualdecomp.models.transducer.gold import gold_derivation
+from dualdecomp.models.transducer.heads import head_order
+from dualdecomp.solvers.transducer.grammar import (
+    Grammar,
+    GrammarConfig,
+    Rule,
+    load_grammar,
+    parse_frag,
+    save_grammar,
+)
+from dualdecomp.solvers.transducer.solver import build_hypergraph
 
 # Figure 6 (tree pair of Figure 1). The text transcription of the figure is garbled (node labels and
 # words are scattered); the trees are reconstructed from it and from the bracketings of Figures 4 and 5.

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 
 from dualdecomp import decode, ilp
-from dualdecomp.errors import InputError, SolverError
-from dualdecomp.result import is_certified
-from solvers.bigram import Bigram
-from solvers.bruteforce_joint import joint, objective
-from solvers.ngram import Trigram
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.result import is_certified
+from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.ngram.solver import Trigram
+from tests.oracles.joint import joint, objective
 from tests.test_engine import SETTINGS, instances, make_component
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -133,8 +133,8 @@ def test_infeasible_raises():
 @pytest.mark.slow
 def test_real_sentences_dd_certified_equals_ilp(parsed_dev):
     """Bigram model + KenLM trigram on real dev sentences: DD certifies the ILP's optimum."""
-    from models.lm import load_lm
-    from models.store import load_model
+    from dualdecomp.models.bigram.store import load_model
+    from dualdecomp.models.lm.model import load_lm
     from tests.conftest import ROOT
 
     lm = load_lm(ROOT / "data" / "default_model" / "lm.binary")

@@ -8,10 +8,10 @@ import shutil
 import numpy as np
 import pytest
 
-from dualdecomp.compressor import Compressor
-from dualdecomp.errors import ModelError
-from models.joint_config import ComponentSpec, JointConfig, save_config
-from models.store import default_model_dir
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.bigram.store import default_model_dir
+from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,20 @@ import json
 import numpy as np
 import pytest
 
-from dualdecomp.errors import InputError
-from models.dependency_store import load_dependency_model
-from models.dependency_training import best_tree
-from models.joint_training import JointDecoder, JointTrainingConfig, joint_vector, prepare_joint, train_joint
-from models.perceptron import averaged_perceptron
-from models.store import default_model_dir, load_model
-from solvers import bruteforce_dependency as brute
-from solvers.bigram import Bigram
+from dualdecomp.core.errors import InputError
+from dualdecomp.models.bigram.store import default_model_dir, load_model
+from dualdecomp.models.dependency.store import load_dependency_model
+from dualdecomp.models.dependency.training import best_tree
+from dualdecomp.models.joint.training import (
+    JointDecoder,
+    JointTrainingConfig,
+    joint_vector,
+    prepare_joint,
+    train_joint,
+)
+from dualdecomp.models.perceptron import averaged_perceptron
+from dualdecomp.solvers.bigram.solver import Bigram
+from tests.oracles import dependency as brute
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +31,7 @@ def start_models():
 
 @pytest.fixture(scope="module")
 def items(corpora, start_models):
-    from data.jsonl import read_corpus
+    from dualdecomp.data.jsonl import read_corpus
 
     bigram, dependency = start_models
     return prepare_joint(read_corpus(corpora / "written.dev.jsonl")[:6], bigram, dependency)
@@ -99,8 +105,8 @@ def test_bad_settings() -> None:
 
 
 def test_cli_writes_a_usable_joint_configuration(corpora, tmp_path) -> None:
-    from dualdecomp.cli import main
-    from dualdecomp.compressor import Compressor
+    from dualdecomp.app.cli import main
+    from dualdecomp.app.compressor import Compressor
 
     out = tmp_path / "joint"
     dev = tmp_path / "written.dev.jsonl"  # the first 8 dev sentences

@@ -8,17 +8,17 @@ import shutil
 import numpy as np
 import pytest
 
-from dualdecomp.compressor import Compressor
-from dualdecomp.errors import ModelError
-from models.joint_config import ComponentSpec, JointConfig, JointModel, save_config
-from models.transducer_model import load_t3, source_tree
-from solvers.transducer import Transducer
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.joint.config import ComponentSpec, JointConfig, JointModel, save_config
+from dualdecomp.models.transducer.model import load_t3, source_tree
+from dualdecomp.solvers.transducer.solver import Transducer
 
 
 @pytest.fixture(scope="module")
 def t3_model(corpora, tmp_path_factory):
     """A tiny T3 model: 20 broadcast sentences, one epoch, no LM."""
-    from dualdecomp.commands.t3 import main
+    from dualdecomp.app.commands.t3 import main
 
     out = tmp_path_factory.mktemp("t3") / "t3"
     assert main(["train", "--train", str(corpora / "broadcast.train.jsonl"), "--dev",
@@ -100,7 +100,7 @@ def test_missing_t3_model_is_a_model_error(joint_t3, tmp_path) -> None:
 
 
 def test_beam_decoder_is_approximate_and_never_beats_the_certified_dd(joint_t3, parsed_dev, tmp_path) -> None:
-    from models.store import default_model_dir
+    from dualdecomp.models.bigram.store import default_model_dir
 
     d = tmp_path / "t3lm"
     shutil.copytree(joint_t3 / "t3", d / "t3")

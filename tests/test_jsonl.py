@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from data.jsonl import CorpusItem, read_corpus, read_jsonl, read_jsonl_numbered, write_jsonl_atomic
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.jsonl import CorpusItem, read_corpus, read_jsonl, read_jsonl_numbered, write_jsonl_atomic
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 

@@ -8,13 +8,13 @@ import shutil
 import numpy as np
 import pytest
 
-from dualdecomp.decode import decode
-from dualdecomp.errors import ModelError
-from models.joint_config import JointModel, parse_config, with_length_bias
-from models.length_calibration import bisect_rate, calibrate_joint
-from solvers.bigram import Bigram
-from solvers.dependency import Dependency
-from solvers.ngram import Trigram
+from dualdecomp.core.errors import ModelError
+from dualdecomp.engine.decode import decode
+from dualdecomp.models.joint.config import JointModel, parse_config, with_length_bias
+from dualdecomp.models.joint.length_calibration import bisect_rate, calibrate_joint
+from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.dependency.solver import Dependency
+from dualdecomp.solvers.ngram.solver import Trigram
 
 
 @pytest.mark.parametrize("increasing", [True, False])
@@ -70,8 +70,8 @@ def test_calibrated_joint_rate_matches_the_references(tiny_model, corpora, tmp_p
     bias = calibrate_joint(d, None, [dev], iterations=12)
     spec["length_bias"] = bias
     (d / "config.json").write_text(json.dumps(spec))
-    from data.jsonl import read_corpus
-    from data.parsing import parse_tokens
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.data.parsing import parse_tokens
 
     items = read_corpus(dev)
     joint = JointModel(d)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from data.detokenize import detokenize
-from data.sentence import Sentence
-from dualdecomp.errors import InputError
-from dualdecomp.length_request import parse_length
+from dualdecomp.app.length_request import parse_length
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.detokenize import detokenize
+from dualdecomp.data.sentence import Sentence
 
 
 def test_length_modes(tmp_path) -> None:

@@ -24,9 +24,8 @@ import kenlm
 import numpy as np
 import pytest
 
-from dualdecomp.errors import InputError, ModelError
-from models.lm import RARE, LanguageModel, load_lm, normalise, normalise_token
-from models.lm_build import (
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.models.lm.build import (
     arpa_counts,
     build_lm,
     build_lm_report,
@@ -34,6 +33,7 @@ from models.lm_build import (
     lm_tokens,
     read_corpus_sentences,
 )
+from dualdecomp.models.lm.model import RARE, LanguageModel, load_lm, normalise, normalise_token
 
 REPO = Path(__file__).resolve().parent.parent
 WRITTEN = REPO / "data" / "corpora" / "written.train.jsonl"
@@ -373,7 +373,7 @@ def test_unreadable_file(lm_dir, tmp_path, monkeypatch):
 
 
 def test_default_lm():
-    assert DEFAULT_LM.is_file(), f"{DEFAULT_LM} missing: run python -m models.default_lm"
+    assert DEFAULT_LM.is_file(), f"{DEFAULT_LM} missing: run python -m dualdecomp.models.lm.default"
     assert DEFAULT_LM.stat().st_size <= 25_000_000
     lm = load_lm(DEFAULT_LM)
     assert lm.order == 3
@@ -401,7 +401,7 @@ def _fake_data_dir(root: Path) -> Path:
 
 
 def test_default_lm_pipeline(tmp_path, programs):
-    from models.default_lm import build_default_lm
+    from dualdecomp.models.lm.default import build_default_lm
 
     data = _fake_data_dir(tmp_path / "data")
     built, ppl = build_default_lm(data, tmp_path / "out", memory=MEMORY, log=lambda msg: None)
@@ -507,7 +507,7 @@ def test_malformed_tsv_and_other_errors(tmp_path):
 
 
 def _cli(argv: list[str]) -> int:
-    from dualdecomp.commands import lm as lm_command
+    from dualdecomp.app.commands import lm as lm_command
 
     parser = argparse.ArgumentParser(prog="dualdecomp")
     lm_command.add_parser(parser.add_subparsers(dest="command"))

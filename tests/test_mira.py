@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualdecomp.cli import main
-from models.mira import hildreth
+from dualdecomp.app.cli import main
+from dualdecomp.models.bigram.mira import hildreth
 
 
 def test_hildreth_single_constraint_closed_form() -> None:

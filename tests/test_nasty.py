@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.cli import main
-from dualdecomp.compressor import Compressor
-from dualdecomp.errors import DualDecompError
+from dualdecomp.app.cli import main
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.errors import DualDecompError
 
 NASTY = Path(__file__).parent / "nasty" / "inputs.jsonl"
 FAILING = {"empty", "spaces", "no-text", "text-not-string", "text-list", "8", "compressions-not-list",
@@ -127,7 +127,7 @@ def _compressor(path):
 def test_damaged_models(tiny_model, tmp_path, damage, capsys) -> None:
     import shutil
 
-    from models.store import default_model_dir
+    from dualdecomp.models.bigram.store import default_model_dir
 
     model = tmp_path / "m"
     shutil.copytree(tiny_model, model)

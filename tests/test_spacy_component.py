@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
 
 
 def _nlp(config):

@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from dualdecomp.errors import ModelError
-from models.bigram_model import BigramModel
-from models.store import load_model, save_model
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.bigram.model import BigramModel
+from dualdecomp.models.bigram.store import load_model, save_model
 
 
 def _model(bits: int = 12) -> BigramModel:
@@ -87,7 +87,7 @@ def test_missing_directory_and_json(tmp_path) -> None:
 
 
 def test_default_model_loads_and_is_small() -> None:
-    from models.store import default_model_dir
+    from dualdecomp.models.bigram.store import default_model_dir
 
     d = default_model_dir()
     m = load_model(d)

@@ -7,8 +7,8 @@ import json
 import numpy as np
 
 from dualdecomp import decode
-from dualdecomp.cli import main
-from solvers.dependency import Dependency
+from dualdecomp.app.cli import main
+from dualdecomp.solvers.dependency.solver import Dependency
 
 
 def test_table_command(tiny_model, corpora, tmp_path, capsys) -> None:

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data.ptb import read_tree
-from data.trees import Tree
-from dualdecomp.errors import InputError, SolverError
-from models.grammar import Grammar, GrammarConfig
-from models.grammar_extraction import coverage_rules, extract_grammar
-from solvers.bruteforce_transducer import best_by_yield, enumerate_derivations
-from solvers.transducer import Transducer
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.data.ptb import read_tree
+from dualdecomp.data.trees import Tree
+from dualdecomp.models.transducer.extraction import coverage_rules, extract_grammar
+from dualdecomp.solvers.transducer.grammar import Grammar, GrammarConfig
+from dualdecomp.solvers.transducer.solver import Transducer
+from tests.oracles.transducer import best_by_yield, enumerate_derivations
 
 LABELS = ("A", "B", "C")
 WORDS = ("x", "y", "z")
@@ -216,7 +216,7 @@ def test_bad_inputs():
 @settings(max_examples=40, derandomize=True, deadline=None)
 @given(st.integers(0, 10**6))
 def test_loss_augmented_equals_bruteforce(seed):
-    from models.transducer_losses import token_augmented
+    from dualdecomp.models.transducer.losses import token_augmented
 
     rng, src, grammar, score, _ = instance(seed)
     t3 = Transducer(src, grammar, score)
@@ -242,7 +242,7 @@ def test_loss_augmented_equals_bruteforce(seed):
 
 
 def test_beam_search_is_labelled_and_consistent():
-    from solvers.transducer_lm_beam import beam_search
+    from dualdecomp.solvers.transducer.lm_beam import beam_search
 
     rng = np.random.default_rng(3)
     for seed in range(10):
@@ -258,7 +258,7 @@ def test_beam_search_is_labelled_and_consistent():
 
 
 def test_t3_command_end_to_end(tmp_path, capsys, corpora):
-    from dualdecomp.commands.t3 import main
+    from dualdecomp.app.commands.t3 import main
 
     out = tmp_path / "t3"
     assert main(["train", "--train", str(corpora / "written.train.jsonl"), "--dev",

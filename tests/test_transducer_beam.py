@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.errors import InputError, SolverError
-from solvers import transducer_lm_beam
-from solvers.bruteforce_transducer import best_by_yield
-from solvers.transducer import Transducer
-from solvers.transducer_lm_beam import beam_search, lm_score
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.solvers.transducer import lm_beam as transducer_lm_beam
+from dualdecomp.solvers.transducer.lm_beam import beam_search, lm_score
+from dualdecomp.solvers.transducer.solver import Transducer
+from tests.oracles.transducer import best_by_yield
 from tests.test_transducer import all_rules, instance
 
 

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from data.ptb import read_tree
-from dualdecomp.errors import InputError
-from models.transducer_losses import (
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.ptb import read_tree
+from dualdecomp.models.transducer.losses import (
     LOSSES,
     CfgHamming,
     EditDistance,
@@ -20,9 +20,9 @@ from models.transducer_losses import (
     derivation_for_keep,
     make_loss,
 )
-from solvers.bruteforce_transducer import enumerate_derivations
-from solvers.ngram import Trigram
-from solvers.transducer import Transducer
+from dualdecomp.solvers.ngram.solver import Trigram
+from dualdecomp.solvers.transducer.solver import Transducer
+from tests.oracles.transducer import enumerate_derivations
 from tests.test_transducer import WORDS, all_rules, brute, instance, random_target, random_tree
 
 # Table 1 of the paper (without the TOP root the reader adds)
@@ -241,9 +241,9 @@ def test_derivation_for_keep():
 
 
 def _examples(seed: int, count: int):
-    from models.grammar import GrammarConfig
-    from models.grammar_extraction import extract_grammar
-    from models.transducer_training import make_example
+    from dualdecomp.models.transducer.extraction import extract_grammar
+    from dualdecomp.models.transducer.training import make_example
+    from dualdecomp.solvers.transducer.grammar import GrammarConfig
 
     rng = np.random.default_rng(seed)
     pairs = []
@@ -255,7 +255,7 @@ def _examples(seed: int, count: int):
 
 
 def test_train_with_every_loss():
-    from models.transducer_training import TrainConfig, TrainStats, example_loss, train
+    from dualdecomp.models.transducer.training import TrainConfig, TrainStats, example_loss, train
 
     examples = _examples(0, 12)
     assert len(examples) >= 8
@@ -276,7 +276,7 @@ def test_train_with_every_loss():
 
 
 def test_t3_command_records_the_loss(tmp_path, corpora):
-    from dualdecomp.commands.t3 import main
+    from dualdecomp.app.commands.t3 import main
 
     out = tmp_path / "t3"
     assert main(["train", "--train", str(corpora / "written.train.jsonl"), "--dev",

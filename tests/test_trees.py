@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data.ptb import read_tree, read_trees, write_tree
-from data.sentence import Sentence
-from data.trees import Tree, from_dependency, reindex
-from dualdecomp.errors import InputError
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.ptb import read_tree, read_trees, write_tree
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.data.trees import Tree, from_dependency, reindex
 
 FIG6_SOURCE = ("(S (S (WHNP (RB exactly) (WP what)) (S (NP (NNS records)) (VP (VBD made) (NP (PRP it))))) "
                "(CC and) (S (WHNP (WP which)) (S (NP (NNS ones)) (VP (VBP are) (VP (VBN involved))))))")

@@ -1,0 +1,61 @@
+"""The ``dualdecomp`` command line: compress | train | evaluate | lm | t3.
+
+Errors raised on purpose (``dualdecomp.core.errors``) are printed as one line on stderr with the exit codes of
+DESIGN.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from dualdecomp.core.errors import DualDecompError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    from dualdecomp.app.commands import compress, evaluate, lm, t3, train
+
+    parser = argparse.ArgumentParser(
+        prog="dualdecomp",
+        description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in (compress, train, evaluate, lm, t3):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (also used as the console entry point)."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args) or 0)
+    except DualDecompError as exc:
+        print(f"dualdecomp {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("dualdecomp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except MemoryError:
+        print(f"dualdecomp {args.command}: error: out of memory", file=sys.stderr)
+        return 4
+    except Exception as exc:  # a bug: one clear line, the traceback only with DUALDECOMP_DEBUG=1
+        if os.environ.get("DUALDECOMP_DEBUG"):
+            raise
+        print(f"dualdecomp {args.command}: internal error ({type(exc).__name__}: {exc}); please report it "
+              "(set DUALDECOMP_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""``dualdecomp compress``: compress raw text or a JSONL file, printing or writing certificates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dualdecomp.core.errors import InputError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``compress`` on the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "compress", help="compress text or a JSONL file",
+        description="Compress raw text (tokenised by spaCy, output detokenised) or a JSONL file in the "
+                    "shared format (pre-tokenised `text`, never re-tokenised). Every compression comes with "
+                    "its certificate: primal, dual, gap, certified.")
+    p.add_argument("text", nargs="?", help="raw text to compress (omit with --input)")
+    p.add_argument("--input", metavar="IN.jsonl", help="JSONL input: {id, text, compressions?} per line")
+    p.add_argument("--output", metavar="OUT.jsonl",
+                   help="JSONL output (written atomically, journal in OUT.jsonl.partial); without it results "
+                        "are printed")
+    p.add_argument("--length", metavar="N|gold|ratio:R|file:PATH",
+                   help="exact number of kept tokens, or gold (each reference's length), ratio:R, file:PATH")
+    p.add_argument("--ratio", type=float, metavar="R", help="keep round(R·n) tokens, 0 < R <= 1")
+    p.add_argument("--length-file", metavar="PATH", help="one length per line, aligned with the input lines")
+    p.add_argument("--chars", type=int, metavar="N",
+                   help="keep at most N characters (one space between kept tokens counted), exactly")
+    p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
+    p.add_argument("--config", metavar="NAME",
+                   help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the lines already done by an earlier (interrupted) run with the same --output")
+    p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
+                   help="skip: write the error into that line's output and go on (default); fail: stop")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="seconds per sentence; when they run out the best compression so far is returned "
+                        "with its gap")
+    p.add_argument("--deterministic", action="store_true",
+                   help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
+    p.add_argument("--batch-size", type=int, default=64, metavar="K",
+                   help="lines parsed together (and the granularity of progress)")
+    p.add_argument("--trace", action="store_true",
+                   help="add the decoder's per-iteration trace (dual, primal, step, disagreements, lambda) "
+                        "to every JSON row as `trace`")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(func=run)
+    return p
+
+
+def _fmt(x: float | None) -> str:
+    return "-inf" if x is None else f"{x:.6g}"
+
+
+def _human(row: dict) -> str:
+    if "error" in row:
+        return f"[{row['id']}] error: {row['error']}"
+    lines = [f"[{row['id']}] {row.get('output', row['compression'])}"]
+    for r in [row, *row.get("references", [])[1:]]:
+        kept = sum(r["keep"])
+        cert = "yes" if r["certified"] else "no"
+        timing = f", {1000 * r['seconds']:.1f} ms" if "seconds" in r else ""
+        lines.append(f"    primal={_fmt(r['primal'])} dual={_fmt(r['dual'])} gap={_fmt(r['gap'])} "
+                     f"certified={cert}  ({kept} of {len(r['keep'])} tokens{timing})")
+    return "\n".join(lines)
+
+
+def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
+    from dualdecomp.data.parsing import parse_text
+
+    if spec.mode == "gold":
+        raise InputError("--length gold needs --input with gold compressions")
+    sentence = parse_text(args.text)
+    length = spec.for_sentence(sentence.n, 0)[0]
+    comp = compressor.compress(sentence, length, args.chars, time_limit=args.time_limit)
+    row = {"id": sentence.id, "text": args.text, "output": comp.text,
+           **comp.to_json(timing=not args.deterministic, trace=args.trace)}
+    print(json.dumps(row, ensure_ascii=False) if args.json else _human(row))
+    return 0
+
+
+def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
+    from dualdecomp.app.batch import BatchOptions, run_batch
+    from dualdecomp.core.progress import progress_factory
+
+    options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
+                           time_limit=args.time_limit, deterministic=args.deterministic,
+                           batch_size=args.batch_size, trace=args.trace)
+    if args.resume and not args.output:
+        raise InputError("--resume needs --output")
+
+    def emit(row: dict) -> None:
+        print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
+
+    bar = progress_factory(args.quiet or not args.output)(None, "compressing")
+    _, summary = run_batch(args.input, args.output, compressor, options, bar,
+                           None if args.output else emit)
+    if summary.failed:
+        print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
+              "field)", file=sys.stderr)
+        return 2
+    if args.output and not args.quiet:
+        reused = f", {summary.reused} reused from the earlier run" if summary.reused else ""
+        print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
+              f"written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compress text or a file; returns the exit code."""
+    from dualdecomp.app.compressor import Compressor
+    from dualdecomp.app.length_request import parse_length
+
+    if (args.text is None) == (args.input is None):
+        raise InputError("give either TEXT or --input FILE")
+    if args.output and not args.input:
+        raise InputError("--output needs --input")
+    spec = parse_length(args.length, args.ratio, args.length_file)
+    if args.chars is not None and (args.chars < 0 or spec.mode != "free"):
+        raise InputError("--chars must be >= 0 and cannot be combined with a length")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError("--time-limit must be positive")
+    compressor = Compressor(args.model, args.config)
+    if args.text is not None:
+        return _compress_text(args, compressor, spec)
+    return _compress_file(args, compressor, spec)

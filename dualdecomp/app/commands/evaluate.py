@@ -1,0 +1,115 @@
+"""``dualdecomp evaluate``: score a system output file against a gold corpus (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
+from dualdecomp.core.errors import InputError
+
+DESCRIPTION = """\
+Score the compressions in SYSTEM.jsonl (the output of `dualdecomp compress`) against the references of
+GOLD.jsonl, matched by id: compression rate, token F1, bigram F1 (boundary-padded), GR-F1 (spaCy
+dependency triples), ROUGE-1/2/L. Scores are macro-averaged over sentences and, with several references,
+averaged over references. A system run with `--length gold` is scored reference by reference at each
+reference's length. Lines carrying `error` are counted as failed and excluded from the averages.
+"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``evaluate`` command on an argparse subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``ArgumentParser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The command's parser (``func`` is set to :func:`run`).
+    """
+    parser = subparsers.add_parser(
+        "evaluate", help="score system compressions against gold references",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--input", "-i", metavar="GOLD.jsonl",
+                        help="gold corpus (JSONL with text and compressions)")
+    parser.add_argument("--output", "-o", metavar="SYSTEM.jsonl",
+                        help="system output of `dualdecomp compress` to score")
+    parser.add_argument("--table", metavar="SPEC.json",
+                        help="instead: run every system of SPEC.json on its dev files at gold length and "
+                             "print one markdown table (see dualdecomp/table.py)")
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    fmt.add_argument("--markdown", action="store_true", help="print the report as a markdown table")
+    parser.add_argument("--name", default=None,
+                        help="system name in the markdown row (default: the system file name)")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="evaluate even if some gold sentences have no output line (counted as missing)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def format_report(report: EvaluationReport) -> str:
+    """Human-readable multi-line rendering: one metric per line, as percentages with one decimal.
+
+    Parameters
+    ----------
+    report : EvaluationReport
+
+    Returns
+    -------
+    str
+    """
+    rows = [(label, f"{100 * getattr(report, name):5.1f}") for name, label in report.LABELS.items()]
+    rows.append(("reference CR", f"{100 * report.reference_cr:5.1f}"))
+    rows.append(("sentences", str(report.n)))
+    rows.append(("failed", str(report.failed)))
+    if report.missing:
+        rows.append(("missing", str(report.missing)))
+    rows.append(("lengths", report.mode))
+    if report.certified is not None:
+        rows.append(("certified", f"{100 * report.certified:5.1f} %"))
+    if report.mean_seconds is not None:
+        rows.append(("seconds/sentence", f"{report.mean_seconds:.3g}"))
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``dualdecomp evaluate``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments (``input``, ``output``, ``json``, ``markdown``, ``name``, ``allow_missing``).
+
+    Returns
+    -------
+    int
+        0 on success (errors are raised as ``InputError`` / ``ModelError`` for the CLI to map).
+    """
+    if getattr(args, "table", None):
+        from dualdecomp.app.table import markdown_table, read_table_spec, run_table
+
+        if args.input or args.output:
+            raise InputError("--table replaces --input/--output")
+        spec = read_table_spec(args.table)
+        rows = run_table(spec, log=lambda msg: print(msg, file=sys.stderr))
+        print(markdown_table(rows, spec.default))
+        return 0
+    if not args.input or not args.output:
+        raise InputError("evaluate needs --input GOLD.jsonl and --output SYSTEM.jsonl (or --table SPEC.json)")
+    report = evaluate_files(args.input, args.output, allow_missing=getattr(args, "allow_missing", False),
+                            progress=sys.stderr.isatty())
+    if getattr(args, "json", False):
+        print(json.dumps(report.to_dict(), sort_keys=True))
+    elif getattr(args, "markdown", False):
+        name = getattr(args, "name", None) or args.output
+        print(EvaluationReport.markdown_header())
+        print(report.to_markdown_row(str(name)))
+    else:
+        print(format_report(report))
+    return 0

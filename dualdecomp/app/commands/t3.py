@@ -1,0 +1,295 @@
+"""``dualdecomp t3``: train and evaluate the tree transducer (Cohn & Lapata 2009) on a C&L corpus.
+
+``t3 train --train FILE --dev FILE --out DIR``: parse both sides with spaCy, convert to phrase structure,
+extract the STSG, find gold derivations (maximum rules), train the rule weights (loss-augmented
+large-margin SGD, or the averaged perceptron), choose the epoch on dev (token F1 at free length) and
+save the model. ``--loss`` picks the SSVM loss of Cohn & Lapata §3.6
+(``dualdecomp.models.transducer.losses``):
+token/cfg are exact; ngram/edit/f1 use dual decomposition, exact when certified (the number of
+uncertified, APPROXIMATE loss-augmented steps is logged and saved in the model meta).
+
+``t3 evaluate --model DIR --dev FILE``: CR, token F1, bigram F1 and GR-F1 on the dev file for
+
+* T3 alone, free length (exact chart DP),
+* T3 alone, gold length (exact: chart with a length dimension),
+* T3 + LM, free and gold length, by beam search with cube pruning — APPROXIMATE (no optimality
+  guarantee; it is the paper's baseline search, not an exact method).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.errors import InputError, SolverError
+
+DEFAULT_LM = Path(__file__).resolve().parents[2] / "data" / "default_model" / "lm.binary"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``t3`` command (sub-actions ``train`` and ``evaluate``).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = subparsers.add_parser("t3", help="tree transducer (T3) baseline: train / evaluate",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=run, t3_command=None)
+    sub = parser.add_subparsers(dest="t3_command", metavar="{train,evaluate}")
+    tr = sub.add_parser("train", help="extract a grammar and train T3")
+    tr.add_argument("--train", required=True, nargs="+", help="training corpora (JSONL)")
+    tr.add_argument("--dev", required=True, nargs="+", help="dev corpora (JSONL), for model selection")
+    tr.add_argument("--out", required=True, help="output model directory")
+    tr.add_argument("--depth", type=int, default=1, choices=(0, 1, 2), help="rule specialisation depth")
+    tr.add_argument("--method", default="ssvm", choices=("ssvm", "perceptron"))
+    tr.add_argument("--lam", type=float, nargs="+", default=[1e-4],
+                    help="SSVM regularisation values to try (chosen on dev)")
+    tr.add_argument("--epochs", type=int, default=4)
+    tr.add_argument("--loss", default="token", choices=("token", "ngram", "cfg", "edit", "f1"),
+                    help="SSVM loss (Cohn & Lapata 2009, §3.6); see dualdecomp.models.transducer.losses")
+    tr.add_argument("--limit", type=int, default=None, help="use only the first N training sentences")
+    tr.add_argument("--hash-bits", type=int, default=18)
+    tr.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for tuning the beam's LM weight "
+                    "('none' to skip)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.set_defaults(func=run)
+    ev = sub.add_parser("evaluate", help="evaluate a T3 model on a dev/test corpus")
+    ev.add_argument("--model", required=True, help="model directory from `t3 train`")
+    ev.add_argument("--dev", required=True, help="gold corpus (JSONL)")
+    ev.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for T3 + LM ('none' to skip)")
+    ev.add_argument("--beam", type=int, default=100, help="unique items per cell in the beam search")
+    ev.add_argument("--out-dir", default=None, help="write the system outputs (JSONL) here")
+    ev.add_argument("--json", action="store_true", help="print the reports as JSON lines")
+    ev.set_defaults(func=run)
+    return parser
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _dev_gold_bigram_f1(transducers, items, keep_at) -> float:
+    """Mean dev bigram F1 at each reference's length (the project's selection criterion).
+
+    ``keep_at(t3, length)`` decodes one sentence at a length. Selecting on free-length F1 instead would
+    reward models that keep more words (keeping every word scores higher than any trained model on token
+    F1 at free length), so hyper-parameters are chosen at gold length.
+    """
+    from dualdecomp.app.evaluation import at_reference_lengths
+
+    return float(np.mean([at_reference_lengths(item.text, [list(r) for r in item.compressions],
+                                               lambda length, t3=t3: keep_at(t3, length))
+                          for t3, item in zip(transducers, items, strict=True)]))
+
+
+def _chart_keep(t3, length: int) -> np.ndarray:
+    """The exact T3 chart at ``length`` (the closest feasible length when the grammar cannot reach it)."""
+    table = t3.solve_lengths()
+    feasible = np.flatnonzero(np.isfinite(table))
+    closest = int(feasible[np.argmin(np.abs(feasible - length))])
+    return t3.solve(length=closest).keep
+
+
+def _train(args) -> int:
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.models.transducer.data import tree_pairs
+    from dualdecomp.models.transducer.extraction import extract_grammar
+    from dualdecomp.models.transducer.model import T3Model, save_t3
+    from dualdecomp.models.transducer.training import TrainConfig, TrainStats, make_example, train
+    from dualdecomp.solvers.transducer.grammar import GrammarConfig
+
+    t0 = time.time()
+    items = [it for f in args.train for it in read_corpus(f)]
+    if args.limit:
+        items = items[: args.limit]
+    dev = [it for f in args.dev for it in read_corpus(f) if it.compressions]
+    pairs = tree_pairs(items)
+    dev_pairs = tree_pairs(dev)
+    _log(f"parsed {len(items)} train / {len(dev)} dev sentences ({time.time() - t0:.0f}s)")
+    config = GrammarConfig(depth=args.depth)
+    grammar, failed = extract_grammar([(p.source, t) for p in pairs for t in (*p.targets, None)], config)
+    _log(f"grammar: {len(grammar)} rules ({failed} pairs not extractable) ({time.time() - t0:.0f}s)")
+    examples = []
+    skipped = 0
+    for p in pairs:
+        for t in p.targets:
+            ex = make_example(p.source, t, grammar) if t is not None else None
+            if ex is None:
+                skipped += 1
+            else:
+                examples.append(ex)
+    _log(f"{len(examples)} training pairs with a gold derivation ({skipped} skipped) "
+         f"({time.time() - t0:.0f}s)")
+    from dualdecomp.models.transducer.features import RuleFeaturizer
+    from dualdecomp.models.transducer.training import edge_scores
+    from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
+
+    dev_hgs = [build_hypergraph(p.source, grammar) for p in dev_pairs]
+    best = (-np.inf, None, None)
+    stats = TrainStats()
+    for lam in args.lam if args.method == "ssvm" else [0.0]:
+        feats = RuleFeaturizer(args.hash_bits)
+
+        def on_epoch(epoch, w, lam=lam, feats=feats):
+            t3s = [Transducer.from_hypergraph(hg, edge_scores(hg, w, feats)) for hg in dev_hgs]
+            s = _dev_gold_bigram_f1(t3s, dev, _chart_keep)
+            _log(f"  {args.method} lam={lam:g} epoch {epoch + 1}: dev bigram F1 at gold length {100 * s:.1f} "
+                 f"({time.time() - t0:.0f}s)")
+            return s
+
+        cfg = TrainConfig(method=args.method, epochs=args.epochs, lam=lam, hash_bits=args.hash_bits,
+                          seed=args.seed, loss=args.loss)
+        w, scores = train(examples, cfg, on_epoch=on_epoch, stats=stats)
+        if max(scores) > best[0]:
+            best = (max(scores), w, {"lam": lam, "epoch": int(np.argmax(scores)) + 1})
+    meta = {"train": [Path(f).name for f in args.train], "dev": [Path(f).name for f in args.dev],
+            "sentences": len(items),
+            "pairs": len(examples), "skipped_pairs": skipped, "method": args.method, "depth": args.depth,
+            "selected": best[2], "dev_bigram_f1_gold_length": best[0], "loss": args.loss,
+            "loss_augmented": stats.augmented, "loss_augmented_uncertified": stats.uncertified}
+    if args.method == "ssvm":
+        _log(f"loss-augmented argmaxes ({args.loss}): {stats.augmented}, of which {stats.uncertified} "
+             f"uncertified (APPROXIMATE); {stats.decodes} engine runs")
+    model = T3Model(grammar, best[1], args.hash_bits, 1.0, meta)
+    if args.lm and args.lm != "none":
+        model.lm_weight = _tune_lm_weight(model, dev_pairs, dev, args.lm)
+        meta["lm_weight_selected_on"] = "dev bigram F1 at gold length (beam 20)"
+    save_t3(model, args.out)
+    _log(f"saved {args.out} ({time.time() - t0:.0f}s)")
+    return 0
+
+
+def _tune_lm_weight(model, dev_pairs, dev, lm_path: str) -> float:
+    """Pick the LM weight of the (approximate) beam search on dev bigram F1 at gold length (beam 20)."""
+    from dualdecomp.models.lm.model import LanguageModel
+    from dualdecomp.solvers.transducer.lm_beam import beam_search
+
+    lm = LanguageModel(lm_path)
+    t3s = [model.transducer(p.source) for p in dev_pairs]
+    tensors = [lm.trigram_tensor(it.text) for it in dev]
+    best = (-np.inf, 1.0)
+    for weight in (0.25, 0.5, 1.0, 2.0):
+        tensor_of = {id(t3): T for t3, T in zip(t3s, tensors, strict=True)}
+
+        def beam_at(t3, length, weight=weight, tensor_of=tensor_of):
+            try:
+                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20, length=length).keep
+            except SolverError:  # the grammar cannot reach this length: the free-length beam
+                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20).keep
+
+        s = _dev_gold_bigram_f1(t3s, dev, beam_at)
+        _log(f"  LM weight {weight}: dev bigram F1 at gold length (beam 20, APPROXIMATE) {100 * s:.1f}")
+        if s > best[0]:
+            best = (s, weight)
+    return best[1]
+
+
+def _evaluate(args) -> int:
+    from dualdecomp.app.evaluation import evaluate
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.models.transducer.data import tree_pairs
+    from dualdecomp.models.transducer.model import load_t3
+
+    t0 = time.time()
+    model = load_t3(args.model)
+    items = [it for it in read_corpus(args.dev) if it.compressions]
+    pairs = tree_pairs(items)
+    t3s = [model.transducer(p.source) for p in pairs]
+    fallback = sum(t.fallback for t in t3s)
+    systems: dict[str, list[dict]] = {"T3 free (exact)": [], "T3 gold length (exact)": []}
+    for it, t3 in zip(items, t3s, strict=True):
+        t = time.time()
+        keep = t3.solve().keep
+        systems["T3 free (exact)"].append({"id": it.id, "keep": keep.astype(int).tolist(),
+                                           "seconds": time.time() - t})
+        refs = []
+        for ref in it.compressions:
+            try:
+                refs.append({"keep": t3.solve(length=len(ref)).keep.astype(int).tolist()})
+            except SolverError:
+                refs = None
+                break
+        row: dict = {"id": it.id, "references": refs} if refs is not None else \
+            {"id": it.id, "error": "no derivation of the gold length"}
+        systems["T3 gold length (exact)"].append(row)
+    extra: dict[str, dict] = {}  # per system: beam fallback counts added to its report line
+    if args.lm and args.lm != "none":
+        from dualdecomp.models.lm.model import LanguageModel
+        from dualdecomp.solvers.transducer.lm_beam import beam_search
+
+        lm = LanguageModel(args.lm)
+        free, gold = [], []
+        beam_fallback = gold_outputs = 0
+        for it, t3 in zip(items, t3s, strict=True):
+            T = lm.trigram_tensor(it.text)
+            res = beam_search(t3, T, lm_weight=model.lm_weight, beam=args.beam)
+            free.append({"id": it.id, "keep": res.keep.astype(int).tolist()})
+            # gold length: one length-targeted beam per distinct reference length (exact T3-only chart
+            # as fallback when the beam loses that length, counted in the report)
+            by_len = {}
+            try:
+                for m in sorted({len(r) for r in it.compressions}):
+                    by_len[m] = beam_search(t3, T, lm_weight=model.lm_weight, beam=args.beam, length=m)
+            except SolverError:
+                gold.append({"id": it.id, "error": "no derivation of the gold length"})
+                continue
+            refs = [{"keep": by_len[len(ref)].keep.astype(int).tolist(),
+                     "fallback": by_len[len(ref)].fallback} for ref in it.compressions]
+            beam_fallback += sum(r["fallback"] for r in refs)
+            gold_outputs += len(refs)
+            gold.append({"id": it.id, "references": refs})
+        systems[f"T3+LM free (beam {args.beam}, APPROXIMATE)"] = free
+        systems[f"T3+LM gold length (beam {args.beam}, APPROXIMATE)"] = gold
+        extra[f"T3+LM gold length (beam {args.beam}, APPROXIMATE)"] = {
+            "fallback": beam_fallback, "gold_outputs": gold_outputs}
+    print(f"# T3 on {args.dev}: {len(items)} sentences; {fallback} needed coverage fallback rules; "
+          f"lm_weight={model.lm_weight:g}")
+    for name, rows in systems.items():
+        if args.out_dir:
+            out = Path(args.out_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            slug = name.split(" (")[0].replace(" ", "_").replace("+", "p")
+            with open(out / f"{slug}.jsonl", "w", encoding="utf-8") as fh:
+                for r in rows:
+                    fh.write(json.dumps(r) + "\n")
+        report = evaluate(items, enumerate(rows, start=1), source=name)
+        if args.json:
+            print(json.dumps({"system": name, **report.to_dict(), **extra.get(name, {})}))
+        else:
+            more = extra.get(name)
+            tail = (f"; fallback to the exact T3 chart {more['fallback']}/{more['gold_outputs']} outputs"
+                    if more else "")
+            print(f"{name}: {report.to_line()}{tail}")
+    _log(f"done ({time.time() - t0:.0f}s)")
+    return 0
+
+
+def run(args) -> int:
+    """Entry point of ``dualdecomp t3``."""
+    if args.t3_command == "train":
+        return _train(args)
+    if args.t3_command == "evaluate":
+        return _evaluate(args)
+    raise InputError("usage: dualdecomp t3 {train,evaluate} ... (see dualdecomp t3 --help)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command standalone (``python -m dualdecomp.app.commands.t3 train ...``)."""
+    parser = argparse.ArgumentParser(prog="dualdecomp")
+    add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["t3", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""The compression pipeline: a model, a parsed sentence and a length request → a certified compression."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.core.result import Result, json_float
+from dualdecomp.data.detokenize import detokenize
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.engine.decode import decode
+from dualdecomp.models.bigram.model import BigramModel
+from dualdecomp.models.bigram.store import default_model_dir, load_model
+from dualdecomp.models.joint.config import DECODERS
+from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
+from dualdecomp.solvers.bigram.solver import Bigram
+
+
+@dataclass(frozen=True)
+class Compression:
+    """A compression of one sentence and its certificate.
+
+    Attributes
+    ----------
+    sentence : Sentence
+        The parsed source sentence.
+    result : Result
+        The decoder's result (keep, primal, dual, gap, certified, ...).
+    note : str or None
+        Set when the decoding differed from the model's full configuration (long-sentence fallback).
+    """
+
+    sentence: Sentence
+    result: Result
+    note: str | None = None
+
+    @property
+    def keep(self) -> np.ndarray:
+        """bool (n,): kept tokens."""
+        return self.result.keep
+
+    @property
+    def tokens(self) -> list[str]:
+        """The kept tokens."""
+        return [t for t, k in zip(self.sentence.tokens, self.result.keep, strict=True) if k]
+
+    @property
+    def compression(self) -> str:
+        """The kept tokens separated by single spaces."""
+        return " ".join(self.tokens)
+
+    @property
+    def text(self) -> str:
+        """The kept tokens with the original spacing (detokenised)."""
+        return detokenize(self.sentence, self.result.keep)
+
+    def to_json(self, timing: bool = True, trace: bool = False) -> dict:
+        """The fields of one output line of ``dualdecomp compress`` (DESIGN.md §3).
+
+        ``timing=False`` leaves out ``seconds``, the only field that differs between identical runs;
+        ``trace=True`` adds the decoder's per-iteration ``trace`` (a list of objects).
+        """
+        r = self.result
+        row = {"compression": self.compression, "keep": [int(k) for k in r.keep],
+               "primal": json_float(r.primal), "dual": json_float(r.dual), "gap": json_float(r.gap),
+               "certified": bool(r.certified)}
+        if timing:
+            row["seconds"] = round(r.seconds, 6)
+        if self.note:
+            row["note"] = self.note
+        if trace:
+            row["trace"] = [step.to_json() for step in r.trace]
+        return row
+
+
+class Compressor:
+    """Compress parsed sentences with a trained model.
+
+    Parameters
+    ----------
+    model : BigramModel or path, optional
+        A loaded bigram model, or a model directory: a bigram model (``model.json``) or a joint
+        configuration (``config.json``, see :mod:`dualdecomp.models.joint.config`). The embedded default
+        model when None.
+    config : str, optional
+        Another configuration of the model directory (``configs/NAME.json``).
+    """
+
+    def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None,
+                 config: str | None = None) -> None:
+        self.joint = None
+        self.model = None
+        if isinstance(model, BigramModel):
+            self.model = model
+        else:
+            directory = Path(model) if model is not None else default_model_dir()
+            if config is not None or (directory / "config.json").is_file():
+                from dualdecomp.models.joint.config import JointModel
+
+                self.joint = JointModel(directory, config)
+            else:
+                self.model = load_model(directory)
+        self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
+
+    def components(self, sentence: Sentence, chars: int | None = None) -> tuple[list, str | None]:
+        """The decoding components of ``sentence`` (a character budget, if given, is enforced by the first
+        bigram component) and a note when the long-sentence fallback was used."""
+        if self.joint is not None:
+            comps, note = self.joint.components(sentence)
+        else:
+            comps, note = [Bigram(self.model.potentials(sentence))], None
+        if chars is not None:
+            first = next((k for k, c in enumerate(comps) if isinstance(c, Bigram)), None)
+            if first is None:
+                raise InputError("this model has no bigram component to enforce a character budget")
+            widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
+            comps[first] = CharBudgetBigram(comps[first].B, widths, chars)
+        return comps, note
+
+    def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,
+                 time_limit: float | None = None) -> Compression:
+        """Compress one sentence, optionally to exactly ``length`` tokens or at most ``chars`` characters.
+
+        Parameters
+        ----------
+        sentence : Sentence
+            The parsed sentence.
+        length : int, optional
+            Exact number of kept tokens.
+        chars : int, optional
+            Maximum number of characters of the compression written with one space between kept tokens
+            (the ``compression`` field; the detokenised ``text`` is never longer).
+        time_limit : float, optional
+            Seconds allowed to the decoder; when they run out the best compression found so far is
+            returned with its gap (``certified`` False unless proved).
+
+        Raises
+        ------
+        InputError
+            When ``length`` is negative or larger than the sentence, ``chars`` is negative, or both are
+            given.
+        """
+        return self.compress_lengths(sentence, [length], chars, time_limit)[0]
+
+    def compress_lengths(self, sentence: Sentence, lengths: Sequence[int | None], chars: int | None = None,
+                         time_limit: float | None = None) -> list[Compression]:
+        """Compress one sentence once per requested length (e.g. each reference's), building its
+        components (features, potentials) only once. Arguments as in :meth:`compress`."""
+        for length in lengths:
+            if length is not None and not 0 <= length <= sentence.n:
+                raise InputError(f"requested length {length} is impossible for a sentence of {sentence.n} "
+                                 "tokens")
+            if chars is not None and length is not None:
+                raise InputError("give either a length or a character budget, not both")
+        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 0):
+            raise InputError(f"the character budget must be a non-negative integer, got {chars!r}")
+        if sentence.n == 0:
+            raise InputError("empty sentence: nothing to compress")
+        if time_limit is not None and not time_limit > 0:
+            raise InputError(f"the time limit must be positive, got {time_limit!r}")
+        options = dict(self.decode_options)
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        decoder = options.pop("decoder", "dd")
+        if decoder not in DECODERS:
+            raise InputError(f"unknown decoder {decoder!r} (one of {DECODERS})")
+        comps, note = self.components(sentence, chars)
+        out = []
+        for length in lengths:
+            if decoder == "ilp":
+                from dualdecomp import ilp
+
+                result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
+                                    time_limit=options.get("time_limit"))
+            elif decoder == "beam":
+                from dualdecomp.solvers.transducer.lm_beam import beam_decode
+
+                result = beam_decode(comps, length, beam=int(options.get("beam", 100)))
+            else:
+                result = decode(comps, length=length, **options)
+            out.append(Compression(sentence, result, note))
+        return out
+
+    def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
+                      chars: int | None = None) -> Compression:
+        """Tokenise and parse raw text with spaCy and compress it.
+
+        Parameters
+        ----------
+        text : str
+            Raw text (one sentence or a short passage, compressed as one unit).
+        length : int, optional
+            Exact number of kept tokens.
+        ratio : float, optional
+            Keep round(ratio · n) tokens (0 < ratio <= 1).
+        chars : int, optional
+            At most this many characters.
+        """
+        from dualdecomp.app.length_request import parse_length
+        from dualdecomp.data.parsing import parse_text
+
+        sentence = parse_text(text)
+        lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)
+        return self.compress(sentence, lengths[0], chars)
+
+    def compress_tokens(self, tokens: Sequence[str], length: int | None = None,
+                        chars: int | None = None) -> Compression:
+        """Parse pre-tokenised text (never re-tokenised) and compress it."""
+        from dualdecomp.data.parsing import parse_tokens
+
+        if not tokens:
+            raise InputError("empty sentence: nothing to compress")
+        return self.compress(parse_tokens([list(tokens)])[0], length, chars)

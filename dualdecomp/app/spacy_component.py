@@ -1,0 +1,86 @@
+"""The ``dualdecomp`` spaCy pipeline component.
+
+``nlp.add_pipe("dualdecomp", config={...})`` after a tagger and a parser sets, on every ``Doc``:
+
+- ``doc._.compression``: the compressed text (detokenised with the document's own spacing);
+- ``doc._.keep``: a list of bools, one per token of the ``Doc`` (whitespace tokens are never kept);
+- ``doc._.certificate``: ``{"primal", "dual", "gap", "certified", "seconds"}``.
+
+The config takes the CLI's options: ``model`` (a model directory; the embedded default model when
+null), ``length`` (an integer, or ``"ratio:R"``), ``ratio`` and ``chars``. The factory is registered with
+spaCy through the ``spacy_factories`` entry point, so ``import dualdecomp`` is not needed.
+"""
+
+from __future__ import annotations
+
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.parsing import doc_to_sentence
+
+EXTENSIONS = ("compression", "keep", "certificate")
+
+
+class DualDecompComponent:
+    """Compress each ``Doc`` with a dualdecomp model (see the module docstring)."""
+
+    def __init__(self, model: str | None = None, length: int | str | None = None, ratio: float | None = None,
+                 chars: int | None = None) -> None:
+        from dualdecomp.app.compressor import Compressor
+        from dualdecomp.app.length_request import parse_length
+
+        self.spec = parse_length(length=length, ratio=ratio)
+        if self.spec.mode not in ("free", "fixed", "ratio"):
+            raise InputError("the spaCy component takes length N, ratio:R or ratio, not gold or file")
+        if chars is not None and self.spec.mode != "free":
+            raise InputError("give either a length or a character budget, not both")
+        self.chars = chars
+        self.compressor = Compressor(model)
+        for name in EXTENSIONS:
+            if not Doc.has_extension(name):
+                Doc.set_extension(name, default=None)
+
+    def __call__(self, doc: Doc) -> Doc:
+        words = [t for t in doc if not t.is_space]
+        if not words:
+            doc._.compression, doc._.keep, doc._.certificate = "", [False] * len(doc), None
+            return doc
+        if len(words) == len(doc):
+            sentence = doc_to_sentence(doc)
+        else:
+            sentence = doc_to_sentence(_without_spaces(doc))
+        length = self.spec.for_sentence(sentence.n, 0)[0]
+        result = self.compressor.compress(sentence, length, self.chars)
+        keep_words = iter(result.keep.tolist())
+        doc._.keep = [False if t.is_space else bool(next(keep_words)) for t in doc]
+        doc._.compression = result.text
+        r = result.result
+        doc._.certificate = {"primal": r.primal, "dual": r.dual, "gap": r.gap, "certified": r.certified,
+                             "seconds": r.seconds}
+        return doc
+
+
+def _without_spaces(doc: Doc) -> Doc:
+    """A copy of ``doc`` without whitespace tokens, keeping tags, heads and labels."""
+    keep = [t.i for t in doc if not t.is_space]
+    index = {i: k for k, i in enumerate(keep)}
+    words = [doc[i].text for i in keep]
+    spaces = [bool(doc[i].whitespace_) or (i + 1 < len(doc) and doc[i + 1].is_space) for i in keep]
+
+    def head_of(i: int) -> int:
+        h = doc[i].head.i
+        while h != doc[h].head.i and doc[h].is_space:
+            h = doc[h].head.i
+        return index.get(h, index[i])
+
+    return Doc(doc.vocab, words=words, spaces=spaces, pos=[doc[i].pos_ for i in keep],
+               tags=[doc[i].tag_ for i in keep], deps=[doc[i].dep_ for i in keep],
+               heads=[head_of(i) for i in keep])
+
+
+@Language.factory("dualdecomp", default_config={"model": None, "length": None, "ratio": None, "chars": None})
+def make_component(nlp: Language, name: str, model: str | None, length: int | str | None,
+                   ratio: float | None, chars: int | None) -> DualDecompComponent:
+    """spaCy factory of :class:`DualDecompComponent`."""
+    return DualDecompComponent(model=model, length=length, ratio=ratio, chars=chars)

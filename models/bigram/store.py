@@ -1,0 +1,191 @@
+"""Saving and loading models: a directory with ``model.json`` and ``weights.npz`` (never pickle).
+
+``model.json`` holds the format name and version, the model kind, the feature settings, the file name of
+the KenLM model (relative to the directory, or null) and the training metadata. ``weights.npz`` holds the
+non-zero weights as ``indices`` (int64) and ``values`` (float64). Everything is validated on load and any
+problem is a :class:`~dualdecomp.core.errors.ModelError` with a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.bigram.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
+from dualdecomp.models.bigram.model import BigramModel
+
+FORMAT = "dualdecomp-model"
+VERSION = 1
+
+
+def default_model_dir() -> Path:
+    """The directory of the embedded default model (inside the installed ``data`` package)."""
+    return Path(str(resources.files("dualdecomp.data") / "default_model"))
+
+
+def atomic_write_bytes(path: Path, write) -> None:
+    """Write a file atomically: ``write(handle)`` into a temporary file beside it, then rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: str | None = None) -> Path:
+    """Save a model to ``directory`` (created if needed), atomically file by file.
+
+    Parameters
+    ----------
+    model : BigramModel
+        The model.
+    directory : path
+        Target directory.
+    lm_file : str, optional
+        File name (relative to ``directory``) of the KenLM model the LM feature reads; required when the
+        model has an LM. The LM file itself is not copied.
+
+    Returns
+    -------
+    Path
+        The directory.
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    if model.lm is not None and not lm_file:
+        raise ModelError("a model with an LM feature needs the LM file name (lm_file)")
+    save_weights(out, model.weights)
+    spec = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": "bigram",
+        "hash_bits": model.hash_bits,
+        "lexical": model.lexical,
+        "lm": lm_file if model.lm is not None else None,
+        "templates": {"pair": list(PAIR_TEMPLATES), "drop": list(DROP_TEMPLATES),
+                      "real": list(REAL_TEMPLATES) if model.lm is not None else []},
+        "meta": model.meta,
+    }
+    write_spec(out, spec)
+    return out
+
+
+def save_weights(directory: Path, weights: np.ndarray) -> None:
+    """Write the non-zero weights as ``weights.npz`` (indices int64, values float64), atomically."""
+    nz = np.flatnonzero(weights)
+    atomic_write_bytes(directory / "weights.npz", lambda fh: np.savez_compressed(
+        fh, indices=nz.astype(np.int64), values=weights[nz].astype(np.float64)))
+
+
+def write_spec(directory: Path, spec: dict) -> None:
+    """Write ``model.json`` (sorted keys, indented), atomically."""
+    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
+    atomic_write_bytes(directory / "model.json", lambda fh: fh.write(text.encode("utf-8")))
+
+
+def read_spec(directory: Path, kind: str) -> dict:
+    """Read ``model.json`` and validate what every model kind shares.
+
+    Checks the format, the version, that the kind is ``kind``, ``hash_bits`` (an integer in [8, 26]),
+    ``lexical`` (a bool) and ``meta`` (an object); the caller checks its kind's own fields.
+
+    Raises
+    ------
+    ModelError
+        With the file name and what is wrong.
+    """
+    path = directory / "model.json"
+    if not directory.is_dir():
+        raise ModelError(f"model directory not found: {directory}")
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ModelError(f"{path}: missing (not a dualdecomp model directory)") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ModelError(f"{path}: not a dualdecomp model (format field missing or wrong)")
+    if spec.get("version") != VERSION:
+        raise ModelError(f"{path}: model format version {spec.get('version')!r} is not supported "
+                         f"(this dualdecomp reads version {VERSION})")
+    if spec.get("kind") != kind:
+        raise ModelError(f"{path}: model kind {spec.get('kind')!r} is not a {kind} model")
+    bits = spec.get("hash_bits")
+    if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 26:
+        raise ModelError(f"{path}: hash_bits must be an integer in [8, 26]")
+    if not isinstance(spec.get("lexical"), bool):
+        raise ModelError(f"{path}: lexical must be true or false")
+    if not isinstance(spec.get("meta", {}), dict):
+        raise ModelError(f"{path}: meta must be an object")
+    return spec
+
+
+def _read_spec(directory: Path) -> dict:
+    spec = read_spec(directory, "bigram")
+    path = directory / "model.json"
+    templates = spec.get("templates")
+    expected = {"pair": list(PAIR_TEMPLATES), "drop": list(DROP_TEMPLATES)}
+    if not isinstance(templates, dict) or any(templates.get(k) != v for k, v in expected.items()):
+        raise ModelError(f"{path}: the model's feature templates differ from this dualdecomp's; "
+                         "retrain the model with this version")
+    if spec.get("lm") is not None and not isinstance(spec["lm"], str):
+        raise ModelError(f"{path}: lm must be a file name or null")
+    return spec
+
+
+def read_weights(path: Path, size: int) -> np.ndarray:
+    """Read and validate a sparse ``weights.npz`` into a dense vector of ``size`` (ModelError if bad)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            indices = np.asarray(npz["indices"])
+            values = np.asarray(npz["values"])
+    except FileNotFoundError as exc:
+        raise ModelError(f"{path}: missing") from exc
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise ModelError(f"{path}: corrupted or not a weights file ({exc})") from exc
+    if indices.ndim != 1 or values.shape != indices.shape:
+        raise ModelError(f"{path}: indices and values must be 1-d arrays of the same length")
+    if not np.issubdtype(indices.dtype, np.integer) or not np.issubdtype(values.dtype, np.floating):
+        raise ModelError(f"{path}: indices must be integers and values floats")
+    if indices.size and (indices.min() < 0 or indices.max() >= size):
+        raise ModelError(f"{path}: weight index out of range for 2**hash_bits = {size}")
+    if not np.all(np.isfinite(values)):
+        raise ModelError(f"{path}: weights contain NaN or infinity")
+    weights = np.zeros(size)
+    weights[indices] = values
+    weights[0] = 0.0
+    return weights
+
+
+def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:
+    """Load and validate a model directory (the embedded default model when None).
+
+    Raises
+    ------
+    ModelError
+        On a missing directory or file, invalid JSON, wrong format, version or schema, corrupted weights,
+        or a missing or corrupted LM file.
+    """
+    d = Path(directory) if directory is not None else default_model_dir()
+    spec = _read_spec(d)
+    weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
+    lm = None
+    if spec.get("lm"):
+        from dualdecomp.models.lm.model import load_lm
+
+        lm_path = (d / spec["lm"]).resolve()
+        if d.resolve() not in lm_path.parents:
+            raise ModelError(f"{d / 'model.json'}: lm file must lie inside the model directory")
+        lm = load_lm(lm_path)
+    return BigramModel(weights=weights, hash_bits=spec["hash_bits"], lexical=spec["lexical"], lm=lm,
+                       meta=spec.get("meta", {}))

@@ -1,0 +1,261 @@
+"""Joint configurations: which trained components a compressor combines, with what weights.
+
+A joint model is a directory with ``config.json``::
+
+    {"format": "dualdecomp-config", "version": 1, "name": "McDonald+LM",
+     "components": [{"kind": "bigram", "path": "bigram", "weight": 1.0},
+                    {"kind": "lm", "path": "lm.binary", "weight": 2.0},
+                    {"kind": "dependency", "path": "dependency", "weight": 1.0}],
+     "decode": {"max_iterations": 200, "length_method": "exact"},
+     "fallback": {"max_tokens": 80, "components": [0]}, "length_bias": 0.0}
+
+``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
+fixed-length result and sets the free-length compression rate
+(:mod:`dualdecomp.models.joint.length_calibration`).
+``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
+potentials are multiplied by its weight (for ``transducer``, a T3 model directory from ``dualdecomp t3
+train``: every hyperedge's rule score, so the component scores weight × the T3 score; its source tree is
+built from the sentence's dependency parse); the engine (:func:`dualdecomp.decode`) maximises their sum.
+For a sentence longer than ``fallback.max_tokens`` only the listed (cheaper) components are used, and the
+output says so. ``decode`` holds the engine's options (:class:`dualdecomp.engine.options.DecodeOptions`), or
+``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference), or ``{"decoder": "beam",
+"beam": 100}`` for a transducer + lm pair decoded by the paper's APPROXIMATE beam search (a baseline: never
+certified, see :mod:`dualdecomp.solvers.transducer.lm_beam`). A directory may
+hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). Everything
+is validated on load (:class:`~dualdecomp.core.errors.ModelError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.data.sentence import Sentence
+
+FORMAT = "dualdecomp-config"
+VERSION = 1
+KINDS = ("bigram", "lm", "dependency", "transducer")
+DECODERS = ("dd", "ilp", "beam")
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """One component of a joint configuration."""
+
+    kind: str
+    path: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class JointConfig:
+    """A joint configuration (see the module docstring)."""
+
+    name: str
+    components: tuple[ComponentSpec, ...]
+    decode: dict = field(default_factory=dict)
+    fallback_max_tokens: int | None = None
+    fallback_components: tuple[int, ...] = ()
+    length_bias: float = 0.0
+
+    def to_json(self) -> dict:
+        """The ``config.json`` content."""
+        out = {"format": FORMAT, "version": VERSION, "name": self.name,
+               "components": [{"kind": c.kind, "path": c.path, "weight": c.weight} for c in self.components],
+               "decode": self.decode}
+        if self.fallback_max_tokens is not None:
+            out["fallback"] = {"max_tokens": self.fallback_max_tokens,
+                               "components": list(self.fallback_components)}
+        if self.length_bias:
+            out["length_bias"] = self.length_bias
+        return out
+
+
+def parse_config(spec: object, where: str = "config.json") -> JointConfig:
+    """Validate a decoded ``config.json``."""
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ModelError(f"{where}: not a dualdecomp joint configuration")
+    if spec.get("version") != VERSION:
+        raise ModelError(f"{where}: configuration version {spec.get('version')!r} is not supported")
+    comps = spec.get("components")
+    if not isinstance(comps, list) or not comps:
+        raise ModelError(f"{where}: components must be a non-empty list")
+    parsed = []
+    for i, c in enumerate(comps):
+        if not isinstance(c, dict) or c.get("kind") not in KINDS or not isinstance(c.get("path"), str):
+            raise ModelError(f"{where}: component {i} needs a kind in {KINDS} and a path")
+        weight = c.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not np.isfinite(weight) \
+                or weight <= 0:
+            raise ModelError(f"{where}: component {i} weight must be a positive number")
+        parsed.append(ComponentSpec(c["kind"], c["path"], float(weight)))
+    decode = spec.get("decode", {})
+    if not isinstance(decode, dict):
+        raise ModelError(f"{where}: decode must be an object")
+    decoder = decode.get("decoder", "dd")
+    if decoder not in DECODERS:
+        raise ModelError(f"{where}: decode.decoder must be one of {DECODERS}, not {decoder!r}")
+    if decoder == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
+        raise ModelError(f"{where}: the beam decoder needs exactly one transducer and one lm component")
+    beam = decode.get("beam", 100)
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ModelError(f"{where}: decode.beam must be a positive integer")
+    fb = spec.get("fallback")
+    max_tokens, fb_comps = None, ()
+    if fb is not None:
+        if not isinstance(fb, dict) or not isinstance(fb.get("max_tokens"), int) or fb["max_tokens"] < 1:
+            raise ModelError(f"{where}: fallback needs max_tokens >= 1")
+        fb_list = fb.get("components", [])
+        if not isinstance(fb_list, list) or not fb_list or not all(
+                isinstance(k, int) and 0 <= k < len(parsed) for k in fb_list):
+            raise ModelError(f"{where}: fallback components must be indices of components")
+        max_tokens, fb_comps = fb["max_tokens"], tuple(fb_list)
+    name = spec.get("name", "")
+    bias = spec.get("length_bias", 0.0)
+    if isinstance(bias, bool) or not isinstance(bias, int | float) or not np.isfinite(bias):
+        raise ModelError(f"{where}: length_bias must be a finite number")
+    if bias and not any(c.kind in ("bigram", "dependency") for c in parsed):
+        raise ModelError(f"{where}: length_bias needs a bigram or dependency component")
+    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias))
+
+
+class JointModel:
+    """The loaded components of a joint configuration.
+
+    Parameters
+    ----------
+    directory : path
+        The directory holding the component models and ``config.json``.
+    config : str, optional
+        The name of another configuration of the same directory: ``configs/NAME.json``.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], config: str | None = None) -> None:
+        d = Path(directory)
+        if config is not None and (not config or "/" in config or "\\" in config or config.startswith(".")):
+            raise ModelError(f"invalid configuration name {config!r}")
+        path = d / "config.json" if config is None else d / "configs" / f"{config}.json"
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            names = sorted(p.stem for p in (d / "configs").glob("*.json"))
+            known = f" (configurations here: {', '.join(names)})" if names else ""
+            raise ModelError(f"{path}: missing{known}") from exc
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+        self.config = parse_config(spec, str(path))
+        self.directory = d
+        self.models = [self._load(c) for c in self.config.components]
+
+    def _resolve(self, rel: str) -> Path:
+        p = (self.directory / rel).resolve()
+        if self.directory.resolve() not in (p, *p.parents):
+            raise ModelError(f"{self.directory / 'config.json'}: {rel!r} must lie inside the model directory")
+        return p
+
+    def _load(self, c: ComponentSpec):
+        path = self._resolve(c.path)
+        if c.kind == "bigram":
+            from dualdecomp.models.bigram.store import load_model
+
+            return load_model(path)
+        if c.kind == "lm":
+            from dualdecomp.models.lm.model import load_lm
+
+            return load_lm(path)
+        if c.kind == "transducer":
+            from dualdecomp.models.transducer.model import load_t3
+
+            return load_t3(path)
+        from dualdecomp.models.dependency.store import load_dependency_model
+
+        return load_dependency_model(path)
+
+    def components(self, sentence: Sentence, length_bias: float | None = None) -> tuple[list, str | None]:
+        """The weighted components of ``sentence`` and a note when the long-sentence fallback is used.
+
+        ``length_bias`` (default: the configuration's) is added per kept token (:func:`with_length_bias`).
+        """
+        cfg = self.config
+        chosen = range(len(cfg.components))
+        note = None
+        if cfg.fallback_max_tokens is not None and sentence.n > cfg.fallback_max_tokens:
+            chosen = cfg.fallback_components
+            names = "+".join(cfg.components[k].kind for k in chosen)
+            note = f"{sentence.n} tokens > {cfg.fallback_max_tokens}: decoded with {names} only"
+        out = []
+        for k in chosen:
+            spec, model = cfg.components[k], self.models[k]
+            if spec.kind == "lm":
+                unit = model.trigram_tensor(sentence.tokens)
+            elif spec.kind == "transducer":
+                unit = model.component(sentence)
+            else:
+                unit = model.potentials(sentence)
+            out.append(weighted_component(spec.kind, unit, spec.weight))
+        bias = cfg.length_bias if length_bias is None else length_bias
+        return (with_length_bias(out, bias) if bias else out), note
+
+
+def weighted_component(kind: str, unit, weight: float):
+    """The decoding component of one kind whose score is ``weight`` × the model's score.
+
+    ``unit`` is the model's output at weight 1: the bigram potentials B (``bigram``), the trigram tensor
+    T (``lm``), the pair (A, S) (``dependency``) or a
+    :class:`~dualdecomp.solvers.transducer.solver.Transducer`
+    (``transducer``: every hyperedge score is scaled).
+    """
+    from dualdecomp.solvers.bigram.solver import Bigram
+    from dualdecomp.solvers.dependency.solver import Dependency
+    from dualdecomp.solvers.ngram.solver import Trigram
+    from dualdecomp.solvers.transducer.solver import Transducer
+
+    if kind == "bigram":
+        return Bigram(weight * unit)
+    if kind == "lm":
+        return Trigram(weight * unit)
+    if kind == "transducer":
+        return Transducer.from_hypergraph(unit.hypergraph, weight * unit.edge_score)
+    if kind == "dependency":
+        A, S = unit
+        return Dependency(weight * A, S=None if S is None else weight * S)
+    raise ModelError(f"unknown component kind {kind!r}")
+
+
+def with_length_bias(components: list, bias: float) -> list:
+    """The components with ``bias`` added to the score of every compression per kept token.
+
+    The bias goes into the first bigram component (every finite pair potential: ``bias · (L + 1)`` for L
+    kept tokens) or else the first dependency component (every finite arc: ``bias · L``). At a fixed
+    length this adds a constant (no compression changes); at free length it moves the compression rate
+    (:mod:`dualdecomp.models.joint.length_calibration`). Components without either kind are returned
+    unchanged.
+    """
+    from dualdecomp.solvers.bigram.solver import Bigram
+    from dualdecomp.solvers.dependency.solver import Dependency
+
+    out = list(components)
+    for k, c in enumerate(out):
+        if isinstance(c, Bigram):
+            out[k] = Bigram(c.B + np.where(np.isfinite(c.B), bias, 0.0))
+            return out
+    for k, c in enumerate(out):
+        if isinstance(c, Dependency):
+            out[k] = Dependency(c.A + np.where(np.isfinite(c.A), bias, 0.0), B=c.B, S=c.S)
+            return out
+    return out
+
+
+def save_config(config: JointConfig, directory: str | os.PathLike[str], name: str | None = None) -> Path:
+    """Write ``config.json`` (or ``configs/NAME.json``) into ``directory``; the component files must be put
+    there too."""
+    d = Path(directory)
+    path = d / "config.json" if name is None else d / "configs" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config.to_json(), indent=2) + "\n", encoding="utf-8")
+    return path

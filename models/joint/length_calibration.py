@@ -1,0 +1,143 @@
+"""Free-length calibration: a per-token score bias that makes free-length outputs as long as the references.
+
+At a fixed length a bias of c per kept token adds the same constant to every compression, so it changes
+nothing; at free length it moves the compression rate, monotonically (the optimal length of
+``f(z) + c·|z|`` is non-decreasing in c). :func:`bisect_rate` finds where a monotone rate crosses its
+target; the bigram, dependency and joint models use it. :func:`calibrate_joint` calibrates a joint
+configuration with the engine in the loop (``python -m dualdecomp.models.joint.length_calibration MODEL_DIR
+[--config NAME]
+--dev FILE ... --write``), stored as ``length_bias`` in the configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def bisect_rate(rate: Callable[[float], float], target: float, increasing: bool = True,
+                start: float = 1.0, iterations: int = 25, bound: float = 1e4) -> float:
+    """The point where a monotone ``rate(c)`` crosses ``target``.
+
+    Parameters
+    ----------
+    rate : callable
+        Monotone in c (non-decreasing if ``increasing``, else non-increasing).
+    target : float
+        The rate wanted.
+    increasing : bool
+        Direction of the monotonicity.
+    start : float
+        Initial bracket ``[-start, start]``, doubled until it brackets the target (up to ``bound``).
+    iterations : int
+        Bisection steps.
+    bound : float
+        Largest magnitude tried.
+
+    Returns
+    -------
+    float
+        The midpoint of the final bracket.
+    """
+    sign = 1.0 if increasing else -1.0
+
+    def below(c: float) -> bool:  # the rate at c is on the low side of the target
+        return sign * (rate(c) - target) < 0
+
+    lo, hi = -start, start
+    while not below(lo) and lo > -bound:
+        lo *= 2
+    while below(hi) and hi < bound:
+        hi *= 2
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def calibrate_joint(model_dir: str | Path, config: str | None, dev_files: Sequence[str | Path],
+                    iterations: int = 16, log: Callable[[str], None] | None = None) -> float:
+    """The ``length_bias`` of a joint configuration whose free-length outputs keep the references' share.
+
+    The rate is the mean over sentences of kept / n, then the mean over the dev files; the target is the
+    same mean over the references. Every dev sentence's components are built once (without a bias) and
+    decoded at free length with the configuration's engine options for each candidate bias.
+
+    Parameters
+    ----------
+    model_dir : path
+        The joint model directory.
+    config : str or None
+        ``configs/NAME.json``, or None for ``config.json``.
+    dev_files : sequence of paths
+        Corpora with references.
+    iterations : int
+        Bisection steps.
+    log : callable, optional
+        Receives one line per rate evaluated.
+
+    Returns
+    -------
+    float
+    """
+    from dualdecomp.data.jsonl import read_corpus
+    from dualdecomp.data.parsing import parse_tokens
+    from dualdecomp.engine.decode import decode
+    from dualdecomp.models.joint.config import JointModel, with_length_bias
+
+    joint = JointModel(model_dir, config)
+    options = {k: v for k, v in joint.config.decode.items() if k not in ("decoder", "beam", "solver")}
+    sets, targets = [], []
+    for f in dev_files:
+        items = [it for it in read_corpus(f) if it.compressions]
+        sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
+        built = []
+        for s in sentences:
+            comps, _ = joint.components(s, length_bias=0.0)
+            built.append((comps, s.n))
+        sets.append(built)
+        targets.append(np.mean([np.mean([len(c) / it.n for c in it.compressions]) for it in items]))
+    target = float(np.mean(targets))
+
+    def rate(c: float) -> float:
+        per_file = []
+        for built in sets:
+            lengths = [decode(with_length_bias(comps, c), **options).length / n for comps, n in built]
+            per_file.append(np.mean(lengths))
+        r = float(np.mean(per_file))
+        if log is not None:
+            log(f"bias {c:+.4f}: rate {100 * r:.2f} % (target {100 * target:.2f} %)")
+        return r
+
+    return bisect_rate(rate, target, increasing=True, iterations=iterations)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Calibrate a joint configuration and optionally write ``length_bias`` into it."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model_dir")
+    p.add_argument("--config", default=None, help="configs/NAME.json instead of config.json")
+    p.add_argument("--dev", nargs="+", required=True, help="dev corpora (JSONL with references)")
+    p.add_argument("--write", action="store_true", help="store the bias in the configuration file")
+    args = p.parse_args(argv)
+    c = calibrate_joint(args.model_dir, args.config, args.dev, log=lambda m: print(m, file=sys.stderr))
+    print(f"length_bias = {c:.6f}")
+    if args.write:
+        d = Path(args.model_dir)
+        path = d / "config.json" if args.config is None else d / "configs" / f"{args.config}.json"
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        spec["length_bias"] = round(c, 6)
+        path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,364 @@
+"""KenLM n-gram language model: token normalisation and the LM potentials of DESIGN.md §2.
+
+The LMs of this project are estimated (``dualdecomp.models.lm.build``) on text normalised exactly like the
+Google compression training data: tokens lowercased, every token containing a digit replaced by ``##``. Rare
+words, written ``<unk>`` in that corpus, are represented by the token ``<rare>`` (lmplz reserves
+``<unk>``). At query time a word absent from the LM vocabulary is mapped to ``<rare>`` when the LM has
+that token, else left to KenLM's own ``<unk>``; the literal tokens ``<unk>``, ``<s>`` and ``</s>`` in an
+input are treated as unknown words too (the builder maps them to ``<rare>`` as well).
+
+Positions follow the contracts: 0 is ``<s>``, 1..n the tokens, n+1 is ``</s>``; scores are log10.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import struct
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import kenlm
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+
+RARE = "<rare>"
+"""The LM token standing for a rare word (the corpus' ``<unk>`` placeholder)."""
+
+DIGIT_TOKEN = "##"
+"""What every token containing a digit becomes."""
+
+SPECIAL_TOKENS = frozenset({"<unk>", "<s>", "</s>"})
+"""Input tokens that never denote themselves: they are scored as unknown words."""
+
+_NEG_INF = -math.inf
+
+
+def normalise_token(tok: str) -> str:
+    """Normalise one token like the Google training data: lowercase; a token with a digit becomes ``##``.
+
+    Parameters
+    ----------
+    tok : str
+        A token.
+
+    Returns
+    -------
+    str
+        ``"##"`` if ``tok`` contains a (Unicode) digit, else ``tok.lower()``.
+
+    Examples
+    --------
+    >>> normalise_token("Obama"), normalise_token("1,500"), normalise_token("G8")
+    ('obama', '##', '##')
+    """
+    if any(ch.isdigit() for ch in tok):
+        return DIGIT_TOKEN
+    return tok.lower()
+
+
+def normalise(tokens: Iterable[str]) -> list[str]:
+    """Normalise every token with :func:`normalise_token`.
+
+    Parameters
+    ----------
+    tokens : iterable of str
+
+    Returns
+    -------
+    list of str
+    """
+    return [normalise_token(t) for t in tokens]
+
+
+class LanguageModel:
+    """A KenLM model (ARPA or binary) with the potentials the compression solvers need.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        An ARPA file or a KenLM binary file.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The file the model was loaded from.
+    order : int
+        The n-gram order.
+    has_rare : bool
+        Whether the vocabulary has the ``<rare>`` token (unknown words are then mapped to it).
+
+    Raises
+    ------
+    ModelError
+        If the file is missing, unreadable or not a valid KenLM model.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._model = _load_kenlm(self.path)
+        self.order = int(self._model.order)
+        self.has_rare = RARE in self._model
+
+    def __repr__(self) -> str:
+        return f"LanguageModel(path={str(self.path)!r}, order={self.order})"
+
+    # --- vocabulary ---------------------------------------------------------------------------------
+
+    def __contains__(self, word: str) -> bool:
+        """Whether ``word`` (already normalised) is in the LM vocabulary (never true for ``<unk>``)."""
+        return word in self._model
+
+    def lm_word(self, token: str) -> str:
+        """The word the LM scores for one input token: normalised, unknown words mapped to ``<rare>``.
+
+        Parameters
+        ----------
+        token : str
+            A raw (cased) token.
+
+        Returns
+        -------
+        str
+            ``normalise_token(token)`` if it is in the vocabulary; otherwise ``"<rare>"`` when the LM
+            has that token, else the normalised token itself, which KenLM scores as ``<unk>`` (or
+            ``"<unk>"`` for ``<unk>``/``<s>``/``</s>``, an empty token or one containing whitespace).
+        """
+        word = normalise_token(token)
+        if word in SPECIAL_TOKENS or word not in self._model:
+            if self.has_rare:
+                return RARE
+            if word in SPECIAL_TOKENS or not word or any(ch.isspace() for ch in word):
+                return "<unk>"
+        return word
+
+    def lm_words(self, tokens: Iterable[str]) -> list[str]:
+        """:meth:`lm_word` of every token.
+
+        Parameters
+        ----------
+        tokens : iterable of str
+
+        Returns
+        -------
+        list of str
+        """
+        return [self.lm_word(t) for t in tokens]
+
+    # --- scores -------------------------------------------------------------------------------------
+
+    def sentence_logprob(self, tokens: Sequence[str]) -> float:
+        """log10 probability of a whole sentence, with ``<s>`` and ``</s>``.
+
+        Parameters
+        ----------
+        tokens : sequence of str
+            Raw tokens (normalised and OOV-mapped here).
+
+        Returns
+        -------
+        float
+            Equal to ``kenlm.Model.score(" ".join(self.lm_words(tokens)), bos=True, eos=True)``.
+        """
+        model = self._model
+        state, out = kenlm.State(), kenlm.State()
+        model.BeginSentenceWrite(state)
+        total = 0.0
+        for word in [*self.lm_words(tokens), "</s>"]:
+            total += model.BaseScore(state, word, out)
+            state, out = out, state
+        return total
+
+    def bigram_matrix(self, tokens: Sequence[str]) -> np.ndarray:
+        """Bigram potentials of contract 1: log10 p(w_j | w_i) with a one-word context.
+
+        Parameters
+        ----------
+        tokens : sequence of str
+            The n raw tokens of the sentence.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape (n+2, n+2). For 0 <= i < j <= n+1, entry [i, j] is log10 p(w_j | w_i) where
+            w_0 = ``<s>`` (sentence-start context), w_1..w_n the tokens and w_{n+1} = ``</s>``. Entries
+            with i >= j are -inf (so column 0 and row n+1 are -inf).
+        """
+        words = self.lm_words(tokens)
+        n = len(words)
+        model = self._model
+        B = np.full((n + 2, n + 2), _NEG_INF, dtype=np.float64)
+        targets = [*words, "</s>"]  # w_1 .. w_{n+1}
+        scratch = kenlm.State()
+        for i in range(n + 1):
+            state = self._begin_state() if i == 0 else self._word_state(words[i - 1])
+            row = B[i]
+            for j in range(i + 1, n + 2):
+                row[j] = model.BaseScore(state, targets[j - 1], scratch)
+        return B
+
+    def trigram_tensor(self, tokens: Sequence[str]) -> np.ndarray:
+        """Trigram potentials of contract 2: log10 p(w_c | w_a w_b).
+
+        Parameters
+        ----------
+        tokens : sequence of str
+            The n raw tokens of the sentence.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 of shape (n+2, n+2, n+2). For 0 <= a < b < c <= n+1, T[a, b, c] = log10 p(w_c | w_a w_b)
+            (w_0 = ``<s>``, w_{n+1} = ``</s>``); T[0, 0, c] = log10 p(w_c | <s>) for 1 <= c <= n+1 (the
+            first kept word, and the empty compression via T[0, 0, n+1]). Every other entry is -inf.
+
+        Notes
+        -----
+        For a model of order <= 3, the sum of T along a kept sequence (contract 2) equals
+        ``sentence_logprob`` of the kept tokens up to floating-point rounding. For a higher order the
+        entries use a two-word context only. About 20 ms for n = 60 (38k KenLM lookups; the state of
+        each context pair (a, b) is computed once).
+        """
+        words = self.lm_words(tokens)
+        n = len(words)
+        m = n + 2
+        model = self._model
+        T = np.full((m, m, m), _NEG_INF, dtype=np.float64)
+        targets = ["<s>", *words, "</s>"]  # targets[k] = w_k
+        scratch = kenlm.State()
+        begin = self._begin_state()
+        first = T[0, 0]
+        for c in range(1, m):
+            first[c] = model.BaseScore(begin, targets[c], scratch)
+        # states after the first word of a context: <s> for a = 0, else w_a from a null context
+        heads = [begin, *(self._word_state(w) for w in words)]
+        for a in range(0, n + 1):
+            head = heads[a]
+            for b in range(a + 1, n + 1):
+                pair = kenlm.State()
+                model.BaseScore(head, targets[b], pair)
+                row = T[a, b]
+                for c in range(b + 1, m):
+                    row[c] = model.BaseScore(pair, targets[c], scratch)
+        return T
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    def _begin_state(self) -> kenlm.State:
+        state = kenlm.State()
+        self._model.BeginSentenceWrite(state)
+        return state
+
+    def _word_state(self, word: str) -> kenlm.State:
+        """The state after ``word`` read from a null context (a one-word context)."""
+        null, state = kenlm.State(), kenlm.State()
+        self._model.NullContextWrite(null)
+        self._model.BaseScore(null, word, state)
+        return state
+
+
+def load_lm(path: str | Path) -> LanguageModel:
+    """Load a KenLM model (ARPA or binary).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    LanguageModel
+
+    Raises
+    ------
+    ModelError
+        If the file is missing, unreadable or not a valid KenLM model.
+    """
+    return LanguageModel(path)
+
+
+def _load_kenlm(path: Path) -> kenlm.Model:
+    """Open a KenLM model, turning every failure into a ModelError with a one-line reason."""
+    if not path.exists():
+        raise ModelError(f"language model not found: {path}")
+    if not path.is_file():
+        raise ModelError(f"language model is not a file: {path}")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64)
+    except OSError as exc:
+        raise ModelError(f"cannot read language model {path}: {exc.strerror or exc}") from exc
+    if not head:
+        raise ModelError(f"language model file is empty: {path}")
+    config = kenlm.Config()
+    config.show_progress = False
+    config.arpa_complain = kenlm.ARPALoadComplain.NONE
+    try:
+        model = kenlm.Model(str(path), config)
+    except MemoryError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"invalid KenLM model {path}: neither a KenLM binary nor an ARPA text file "
+                         f"(not UTF-8 at byte {exc.start} of a line)") from exc
+    except Exception as exc:  # KenLM raises OSError, UnicodeDecodeError, RuntimeError, ... on bad files
+        raise ModelError(f"invalid or corrupted KenLM model {path}: {_reason(exc)}") from exc
+    if int(model.order) < 1:
+        raise ModelError(f"invalid KenLM model {path}: order {model.order}")
+    _check_binary_vocabulary(path, model)
+    return model
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason from a KenLM exception (its messages quote C++ source locations)."""
+    text = " ".join(str(exc).split())
+    wrapped = re.fullmatch(r"Cannot read model '.*?' \((.*)\)", text)
+    if wrapped:
+        text = wrapped.group(1)
+    thrown = re.search(r" threw \w+(?: because `.*?')?\.\s*(.+)$", text)
+    if thrown:
+        text = thrown.group(1)
+    text = text.strip(" .") or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+# KenLM binary format 5 on little-endian 64-bit machines (lm/binary_format.hh): the Sanity header
+# (magic, 0.0f, 1.0f, -0.5f, 1, 0xffffffff, padding, uint64 1), FixedWidthParameters (order at offset 88,
+# has_vocabulary at offset 100), then the n-gram counts as uint64 from offset 108. With a vocabulary, the
+# file ends with the vocabulary strings, each NUL-terminated, <unk> first (right after the tables, which
+# may not end with a NUL).
+_BINARY_MAGIC = b"mmap lm http://kheafield.com/code format version 5\n\0"
+_SANITY = _BINARY_MAGIC + struct.pack("<4xfffII4xQ", 0.0, 1.0, -0.5, 1, 0xFFFFFFFF, 1)
+_ORDER_OFFSET, _HAS_VOCAB_OFFSET, _COUNTS_OFFSET = 88, 100, 108
+
+
+def _check_binary_vocabulary(path: Path, model: kenlm.Model) -> None:
+    """Check that a KenLM binary ends with its whole vocabulary.
+
+    KenLM itself checks the size of the mapped tables but not the vocabulary strings stored after them,
+    so a binary truncated by a few bytes would load. Files of another layout are left to KenLM.
+    """
+    with path.open("rb") as fh:
+        header = fh.read(_COUNTS_OFFSET + 8)
+        if len(header) < _COUNTS_OFFSET + 8 or header[: len(_SANITY)] != _SANITY:
+            return
+        if header[_HAS_VOCAB_OFFSET] != 1 or header[_ORDER_OFFSET] != model.order:
+            return
+        vocab_size = struct.unpack_from("<Q", header, _COUNTS_OFFSET)[0]
+        size = fh.seek(0, os.SEEK_END)
+        tail_bytes = min(size, 64 * vocab_size + 4096)
+        fh.seek(size - tail_bytes)
+        tail = fh.read(tail_bytes)
+        if tail.count(b"\0") <= vocab_size and tail_bytes < size:
+            fh.seek(0)
+            tail = fh.read()
+    words = tail.split(b"\0")
+    complete = len(words) > vocab_size and words[-1] == b"" and words[-1 - vocab_size].endswith(b"<unk>")
+    if complete:
+        try:
+            complete = all(w.decode("utf-8") in model for w in words[-vocab_size:-1])
+        except UnicodeDecodeError:
+            complete = False
+    if not complete:
+        raise ModelError(f"corrupted KenLM model {path}: its vocabulary of {vocab_size} words is "
+                         "incomplete (truncated file?)")

@@ -1,0 +1,166 @@
+"""A trained T3 model: grammar + hashed rule weights, saved as a directory of JSON/npz files.
+
+Directory layout: ``model.json`` (format ``dualdecomp-t3``, version, hash_bits, lm_weight, meta),
+``grammar.json.gz`` (``dualdecomp.solvers.transducer.grammar.save_grammar``, gzip-compressed JSON; an
+uncompressed ``grammar.json`` is read too) and ``weights.npz`` (non-zero ``indices``/``values``).
+Everything is validated on load (ModelError).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.data.trees import Tree, from_dependency
+from dualdecomp.models.transducer.features import RuleFeaturizer
+from dualdecomp.models.transducer.training import edge_scores
+from dualdecomp.solvers.transducer.grammar import Grammar, load_grammar, save_grammar
+from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
+
+__all__ = ["T3Model", "load_t3", "save_t3", "source_tree"]
+
+FORMAT = "dualdecomp-t3"
+VERSION = 1
+GRAMMAR_FILE = "grammar.json.gz"
+
+
+@dataclass
+class T3Model:
+    """Grammar and weights (treat both as read-only: hypergraphs and their scores are cached per source
+    tree).
+
+    Attributes
+    ----------
+    grammar : Grammar
+    weights : numpy.ndarray
+        float64 (2**hash_bits,).
+    hash_bits : int
+    lm_weight : float
+        Weight of the LM log10 probability in the (approximate) T3 + LM beam search.
+    meta : dict
+    """
+
+    grammar: Grammar
+    weights: np.ndarray
+    hash_bits: int
+    lm_weight: float = 1.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.featurizer = RuleFeaturizer(self.hash_bits)
+        # source tree (text) -> (hypergraph, unit edge scores): matching a large grammar is the costly
+        # part, and the configurations of a comparison table decode the same sentences again
+        self._built: dict[str, tuple[Any, np.ndarray]] = {}
+
+    CACHE_SIZE = 4096
+
+    def transducer(self, tree: Tree, weight: float = 1.0) -> Transducer:
+        """The T3 component for a source tree under this model.
+
+        Parameters
+        ----------
+        tree : Tree
+            The source tree (leaves indexed 0..n-1), e.g. :func:`source_tree` of a parsed sentence.
+        weight : float
+            Every hyperedge score (w·φ) is multiplied by this, so the component's objective is
+            ``weight`` × the T3 score.
+
+        Returns
+        -------
+        Transducer
+        """
+        key = str(tree)
+        if key not in self._built:
+            if len(self._built) >= self.CACHE_SIZE:
+                self._built.pop(next(iter(self._built)))
+            hg = build_hypergraph(tree, self.grammar)
+            self._built[key] = (hg, edge_scores(hg, self.weights, self.featurizer))
+        hg, scores = self._built[key]
+        if weight != 1.0:
+            scores = float(weight) * scores
+        return Transducer.from_hypergraph(hg, scores)
+
+    def component(self, sentence: Sentence, weight: float = 1.0) -> Transducer:
+        """The T3 component (DESIGN.md §2, contract 4) of a parsed sentence, scaled by ``weight``.
+
+        The source tree is the phrase-structure conversion of the sentence's dependency parse
+        (:func:`source_tree`), exactly as ``dualdecomp t3 train`` / ``t3 evaluate`` build it.
+        """
+        return self.transducer(source_tree(sentence), weight)
+
+
+def source_tree(sentence: Sentence) -> Tree:
+    """The T3 source tree of a parsed sentence (its dependency parse converted to phrase structure)."""
+    return from_dependency(sentence)
+
+
+def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
+    """Write the model directory (created if needed)."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    save_grammar(model.grammar, out / GRAMMAR_FILE)
+    nz = np.flatnonzero(model.weights)
+    np.savez_compressed(out / "weights.npz", indices=nz.astype(np.int64), values=model.weights[nz])
+    spec = {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
+            "lm_weight": model.lm_weight, "meta": model.meta}
+    (out / "model.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+_GRAMMARS: dict[tuple[str, int, int], Grammar] = {}
+
+
+def _cached_grammar(path: Path) -> Grammar:
+    """:func:`load_grammar`, read once per process for an unchanged file (large grammars take minutes to
+    parse; the configurations of one model directory share its T3 model). Decoding never changes it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return load_grammar(path)  # raises the ModelError
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _GRAMMARS:
+        if len(_GRAMMARS) >= 4:
+            _GRAMMARS.pop(next(iter(_GRAMMARS)))
+        _GRAMMARS[key] = load_grammar(path)
+    return _GRAMMARS[key]
+
+
+def load_t3(directory: str | os.PathLike[str]) -> T3Model:
+    """Read and validate a model directory written by :func:`save_t3`."""
+    d = Path(directory)
+    try:
+        spec = json.loads((d / "model.json").read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ModelError(f"{d}: not a T3 model directory (model.json missing)") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{d}/model.json: unreadable ({exc})") from exc
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT or spec.get("version") != VERSION:
+        raise ModelError(f"{d}/model.json: not a {FORMAT} version {VERSION} model")
+    bits = spec.get("hash_bits")
+    if not isinstance(bits, int) or isinstance(bits, bool) or not 8 <= bits <= 26:
+        raise ModelError(f"{d}/model.json: hash_bits must be an integer in [8, 26]")
+    lm_weight = spec.get("lm_weight")
+    if isinstance(lm_weight, bool) or not isinstance(lm_weight, int | float) or not np.isfinite(lm_weight):
+        raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
+    plain, packed = d / "grammar.json", d / GRAMMAR_FILE
+    grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
+    try:
+        with np.load(d / "weights.npz", allow_pickle=False) as z:
+            idx, val = z["indices"], z["values"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise ModelError(f"{d}/weights.npz: unreadable ({exc})") from exc
+    size = 1 << bits
+    if idx.shape != val.shape or idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= size)):
+        raise ModelError(f"{d}/weights.npz: indices/values malformed")
+    if not np.isfinite(val).all():
+        raise ModelError(f"{d}/weights.npz: non-finite weights")
+    w = np.zeros(size)
+    w[idx.astype(np.int64)] = val
+    return T3Model(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))

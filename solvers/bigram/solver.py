@@ -1,0 +1,562 @@
+"""Exact bigram compression solver (DESIGN.md §2, contracts 1 and 4).
+
+A compression keeps the positions 0 = s_0 < s_1 < ... < s_L < s_{L+1} = n+1 (0 is ``<s>``, n+1 is
+``</s>``) and scores
+
+    Σ_{t=1}^{L+1} B[s_{t-1}, s_t] + Σ_k u_k keep_k.
+
+Only the entries ``B[i, j]`` with ``i < j`` are read. Entries may be ``-inf`` (forbidden transitions);
+NaN and ``+inf`` are rejected with :class:`~dualdecomp.core.errors.InputError`.
+
+Algorithms (numba kernels, single threaded):
+
+* free length: a longest-path DP over the last kept position, O(n^2);
+* exact length L: a DP over (number kept, last kept position), O(n^2 L), restricted to the positions that
+  can still reach the end with exactly L tokens;
+* every length at once (:func:`solve_lengths`): the same DP without the restriction, O(n^3).
+
+Tie-breaking (deterministic): backtracking always takes the *smallest* predecessor position among those
+reaching a cell's maximum (the free-length DP stores it, the count DPs recompute it exactly), and the
+final transition into n+1 likewise prefers the smallest last position. With exact arithmetic (e.g.
+integer-valued potentials) the returned compression is therefore, among all optimal ones, the one whose
+kept positions read from right to left, (s_L, s_{L-1}, ..., s_1), are lexicographically smallest.
+
+``u`` may contain ``-inf`` (the token cannot be kept) but not NaN or ``+inf``.
+
+Infeasibility: when every admissible compression scores ``-inf`` (for instance all transitions out of
+``<s>`` are forbidden, or no path has exactly ``length`` tokens) the solvers raise
+:class:`~dualdecomp.core.errors.SolverError` ("no feasible compression"); they never return a ``-inf`` score.
+A ``length`` outside 0..n is an :class:`~dualdecomp.core.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.solution import Solution
+
+__all__ = ["Bigram", "LengthTable", "dp_updates", "solve", "solve_lengths"]
+
+_NEG = -np.inf
+
+
+# ----------------------------------------------------------------------------------------------------
+# validation helpers (shared with dualdecomp.solvers.ngram.solver)
+# ----------------------------------------------------------------------------------------------------
+
+
+def as_potentials(array: Any, ndim: int, name: str) -> np.ndarray:
+    """Validate a potential array: float64, C-contiguous, cubic/square of side >= 2, no NaN or +inf.
+
+    Parameters
+    ----------
+    array : array_like
+        The potentials.
+    ndim : int
+        Required number of dimensions (2 for bigrams, 3 for trigrams).
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        A C-contiguous float64 array (a copy only when a conversion was needed).
+
+    Raises
+    ------
+    InputError
+        Wrong shape, non-numeric or complex data, NaN or +inf entries.
+    """
+    if np.iscomplexobj(array):
+        raise InputError(f"{name} must be real-valued, got complex data")
+    try:
+        arr = np.ascontiguousarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a numeric array: {exc}") from None
+    if arr.ndim != ndim:
+        raise InputError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
+    side = arr.shape[0]
+    if side < 2 or any(d != side for d in arr.shape):
+        raise InputError(f"{name} must have shape (n+2,)*{ndim} with n >= 0, got {arr.shape}")
+    if not (arr < np.inf).all():
+        if np.isnan(arr).any():
+            raise InputError(f"{name} contains NaN")
+        raise InputError(f"{name} contains +inf (only finite values and -inf are allowed)")
+    return arr
+
+
+def as_u(u: Any, n: int) -> np.ndarray:
+    """Validate ``u`` (shape (n,), no NaN or +inf; -inf forbids keeping a token) and pad it.
+
+    Parameters
+    ----------
+    u : array_like or None
+        Per-token bonus for keeping it; None means zeros.
+    n : int
+        Number of tokens.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of shape (n+2,): ``[0, u_1, ..., u_n, 0]`` (the boundaries carry no bonus).
+
+    Raises
+    ------
+    InputError
+        Wrong shape, NaN or +inf.
+    """
+    ue = np.zeros(n + 2, dtype=np.float64)
+    if u is None:
+        return ue
+    if np.iscomplexobj(u):
+        raise InputError("u must be real-valued, got complex data")
+    try:
+        arr = np.asarray(u, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"u must be a numeric array: {exc}") from None
+    if arr.shape != (n,):
+        raise InputError(f"u must have shape ({n},), got {arr.shape}")
+    if not (arr < np.inf).all():
+        if np.isnan(arr).any():
+            raise InputError("u contains NaN")
+        raise InputError("u contains +inf")
+    ue[1 : n + 1] = arr
+    return ue
+
+
+def as_length(length: Any, n: int) -> int | None:
+    """Validate an exact length: None or an integer in 0..n (InputError otherwise)."""
+    if length is None:
+        return None
+    if isinstance(length, bool | np.bool_) or not isinstance(length, numbers.Integral):
+        raise InputError(f"length must be an integer or None, got {length!r}")
+    value = int(length)
+    if value < 0 or value > n:
+        raise InputError(f"length must be between 0 and n={n}, got {value}")
+    return value
+
+
+def as_keep(keep: Any, n: int) -> np.ndarray:
+    """Validate a keep vector: shape (n,), boolean or 0/1 values (InputError otherwise)."""
+    arr = np.asarray(keep)
+    if arr.shape != (n,):
+        raise InputError(f"keep must have shape ({n},), got {arr.shape}")
+    if arr.dtype != np.bool_:
+        if not np.isin(arr, (0, 1)).all():
+            raise InputError("keep must contain only booleans or 0/1")
+        arr = arr.astype(bool)
+    return arr
+
+
+def check_score(score: float, what: str) -> float:
+    """Turn a DP optimum into a Python float; -inf means infeasible, NaN/+inf means overflow."""
+    if score == _NEG:
+        raise SolverError(f"no feasible compression: {what} has no structure with a finite score")
+    if not np.isfinite(score):
+        raise SolverError(f"numerical overflow in the {what} DP (score {score})")
+    return float(score)
+
+
+def unused_prefix(problem: Any, base: str) -> str:
+    """Smallest ``f"{base}{k}_"`` that prefixes no variable or constraint name of a pulp problem."""
+    names = [v.name for v in problem.variables()]
+    constraints = problem.constraints
+    if callable(constraints):  # PuLP >= 3.3: prob.constraints() is a list
+        names.extend(c.name for c in constraints() if c.name)
+    else:  # older PuLP: a name -> constraint mapping
+        names.extend(constraints.keys())
+    k = 0
+    while True:
+        prefix = f"{base}{k}_"
+        if not any(name.startswith(prefix) for name in names):
+            return prefix
+        k += 1
+
+
+def binary_var(problem: Any, name: str) -> Any:
+    """A new binary pulp variable (``problem.add_variable`` when this PuLP has it)."""
+    import pulp
+
+    if hasattr(problem, "add_variable"):
+        return problem.add_variable(name, cat=pulp.LpBinary)
+    return pulp.LpVariable(name, cat=pulp.LpBinary)
+
+
+# ----------------------------------------------------------------------------------------------------
+# numba kernels
+# ----------------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _free_kernel(B, ue):  # pragma: no cover - compiled
+    """Free-length DP. Returns (score, keep)."""
+    m = B.shape[0]
+    n = m - 2
+    f = np.full(m, -np.inf)
+    back = np.full(m, -1, dtype=np.int64)
+    f[0] = 0.0
+    for i in range(n + 1):
+        v = f[i]
+        if v != -np.inf:
+            row = B[i]
+            for j in range(i + 1, m):
+                w = v + row[j]
+                if w > f[j]:
+                    f[j] = w
+                    back[j] = i
+        # every push into i+1 comes from a source <= i: its value is final, add its bonus
+        f[i + 1] += ue[i + 1]
+    keep = np.zeros(n, dtype=np.bool_)
+    score = f[m - 1]
+    if score != -np.inf:
+        j = back[m - 1]
+        while j > 0:
+            keep[j - 1] = True
+            j = back[j]
+    return score, keep
+
+
+@njit(cache=True)
+def _count_tables(B, ue, cmax, target):  # pragma: no cover - compiled
+    """DP over (count, last kept position) up to count ``cmax``.
+
+    g[c, j] is the best score of a prefix ending at kept token j with c kept tokens (u included). With
+    ``target >= 0`` only positions that can still end with exactly ``target`` tokens are filled (the
+    others stay -inf; ``cmax`` must then equal ``target``). No back-pointers: the inner loop is a
+    branch-free max and :func:`_predecessor` recomputes the argmax when backtracking.
+    """
+    m = B.shape[0]
+    n = m - 2
+    g = np.full((cmax + 1, m), -np.inf)
+    g[0, 0] = 0.0
+    for c in range(cmax):
+        # targets j hold the (c+1)-th token: j <= hi
+        hi = n if target < 0 else n - (target - c - 1)
+        gc = g[c]
+        gn = g[c + 1]
+        for i in range(c, hi if c >= 1 else 1):  # count 0: only position 0
+            v = gc[i]
+            if v == -np.inf:
+                continue
+            row = B[i]
+            for j in range(i + 1, hi + 1):
+                gn[j] = max(gn[j], v + row[j])
+        for j in range(c + 1, hi + 1):
+            gn[j] += ue[j]
+    return g
+
+
+@njit(cache=True)
+def _predecessor(B, g, c, j):  # pragma: no cover - compiled
+    """Smallest i whose cell (c-1, i) attains the best push into (c, j) (exact recomputation)."""
+    gp = g[c - 1]
+    lo = c - 1
+    hi = j if c >= 2 else 1
+    best = -np.inf
+    for i in range(lo, hi):
+        best = max(best, gp[i] + B[i, j])
+    for i in range(lo, hi):
+        if gp[i] + B[i, j] == best:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _finish(B, g, c):  # pragma: no cover - compiled
+    """Best transition into n+1 with exactly c tokens, and the backtracked keep."""
+    m = B.shape[0]
+    n = m - 2
+    best = -np.inf
+    last = -1
+    gc = g[c]
+    for i in range(c, n + 1):
+        w = gc[i] + B[i, m - 1]
+        if w > best:
+            best = w
+            last = i
+    keep = np.zeros(n, dtype=np.bool_)
+    if last >= 0:
+        j = last
+        for k in range(c, 0, -1):
+            keep[j - 1] = True
+            j = _predecessor(B, g, k, j)
+    return best, keep
+
+
+@njit(cache=True)
+def _exact_kernel(B, ue, length):  # pragma: no cover - compiled
+    g = _count_tables(B, ue, length, length)
+    return _finish(B, g, length)
+
+
+@njit(cache=True)
+def _lengths_kernel(B, ue):  # pragma: no cover - compiled
+    m = B.shape[0]
+    n = m - 2
+    g = _count_tables(B, ue, n, -1)
+    scores = np.empty(n + 1)
+    keeps = np.zeros((n + 1, n), dtype=np.bool_)
+    for c in range(n + 1):
+        s, k = _finish(B, g, c)
+        scores[c] = s
+        keeps[c] = k
+    return scores, keeps
+
+
+# ----------------------------------------------------------------------------------------------------
+# public API
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthTable:
+    """Best compression for every exact length 0..n, from one DP.
+
+    Attributes
+    ----------
+    scores : numpy.ndarray
+        float64 (n+1,): best objective (u included) with exactly m kept tokens; -inf if infeasible.
+    keeps : numpy.ndarray
+        bool (n+1, n): row m is the best keep with m tokens (all False where infeasible). Ties are broken
+        as in :func:`solve` with ``length=m``.
+    """
+
+    scores: np.ndarray
+    keeps: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of tokens."""
+        return int(self.keeps.shape[1])
+
+    def solution(self, length: int) -> Solution:
+        """The best ``Solution`` with exactly ``length`` tokens.
+
+        Raises
+        ------
+        InputError
+            ``length`` outside 0..n.
+        SolverError
+            No feasible compression of that length.
+        """
+        m = as_length(length, self.n)
+        assert m is not None
+        score = check_score(self.scores[m], f"length {m}")
+        return Solution(keep=self.keeps[m].copy(), score=score)
+
+
+def _solve_checked(B: np.ndarray, ue: np.ndarray, length: int | None) -> Solution:
+    if length is None:
+        score, keep = _free_kernel(B, ue)
+        what = "the bigram problem"
+    else:
+        score, keep = _exact_kernel(B, ue, length)
+        what = f"the bigram problem with length {length}"
+    return Solution(keep=keep, score=check_score(score, what))
+
+
+def solve(B: Any, u: Any = None, length: int | None = None) -> Solution:
+    """Best compression under bigram potentials (contract 1).
+
+    Parameters
+    ----------
+    B : array_like
+        Shape (n+2, n+2); ``B[i, j]`` (i < j) scores keeping j right after i. -inf forbids it.
+    u : array_like, optional
+        Shape (n,), added for every kept token (token k is ``u[k-1]``). Defaults to zeros.
+    length : int, optional
+        Exact number of kept tokens; None for free length.
+
+    Returns
+    -------
+    Solution
+        ``keep`` (bool (n,)) and ``score`` (objective including the u terms). Ties: see module docstring.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, NaN/+inf potentials, length outside 0..n.
+    SolverError
+        No compression (of the requested length) has a finite score.
+    """
+    Bv = as_potentials(B, 2, "B")
+    n = Bv.shape[0] - 2
+    ue = as_u(u, n)
+    return _solve_checked(Bv, ue, as_length(length, n))
+
+
+def solve_lengths(B: Any, u: Any = None) -> LengthTable:
+    """Best compression for every exact length 0..n at once (one O(n^3) DP).
+
+    Parameters
+    ----------
+    B : array_like
+        Shape (n+2, n+2), as in :func:`solve`.
+    u : array_like, optional
+        Shape (n,), as in :func:`solve`.
+
+    Returns
+    -------
+    LengthTable
+        ``scores[m]`` and ``keeps[m]`` for m = 0..n (-inf / all False when length m is infeasible);
+        ``table.solution(m)`` gives a ``Solution``. Never raises for infeasibility.
+
+    Raises
+    ------
+    InputError
+        Wrong shapes, NaN/+inf potentials.
+    """
+    Bv = as_potentials(B, 2, "B")
+    ue = as_u(u, Bv.shape[0] - 2)
+    scores, keeps = _lengths_kernel(Bv, ue)
+    return LengthTable(scores=scores, keeps=keeps)
+
+
+def dp_updates(n: int, length: int | None = None, all_lengths: bool = False) -> int:
+    """Number of DP cell updates (inner-loop relaxations) the kernels perform, ignoring -inf skips.
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens.
+    length : int, optional
+        Exact length (None: free length).
+    all_lengths : bool
+        Count for :func:`solve_lengths` instead.
+
+    Returns
+    -------
+    int
+        The operation count (used by the benchmarks for ns/op).
+    """
+    if length is None and not all_lengths:
+        return (n + 1) * (n + 2) // 2
+    cmax = n if all_lengths else int(length)  # type: ignore[arg-type]
+    target = -1 if all_lengths else cmax
+    ops = 0
+    for c in range(cmax):  # pushes from count c to count c+1, as in _count_tables
+        hi = n if target < 0 else n - (target - c - 1)
+        ops += sum(hi - i for i in range(c, hi if c >= 1 else 1))
+    finals = range(cmax + 1) if all_lengths else [cmax]
+    return ops + sum(n + 1 - c for c in finals)  # transitions into n+1, as in _finish
+
+
+class PathComponent:
+    """What the bigram and trigram components share: potentials validated once (copied, read-only),
+    the exact solve at free or exact length, and the every-length table. A subclass sets ``ndim``,
+    ``potentials_name`` and its module's ``_solve`` and ``_lengths`` kernels."""
+
+    ndim: int
+    potentials_name: str
+
+    def _init(self, P: Any, name: str) -> None:
+        Pv = np.array(as_potentials(P, self.ndim, self.potentials_name), dtype=np.float64, order="C",
+                      copy=True)
+        Pv.flags.writeable = False
+        self.potentials = Pv
+        self.n = Pv.shape[0] - 2
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n})"
+
+    def solve(self, u: Any = None, length: int | None = None) -> Solution:
+        """Argmax of the component's score + u·keep (``length``: optional exact number of kept tokens).
+
+        Raises
+        ------
+        InputError
+            Bad ``u`` or ``length``.
+        SolverError
+            No feasible compression.
+        """
+        return self._solve(self.potentials, as_u(u, self.n), as_length(length, self.n))
+
+    def solve_lengths(self, u: Any = None) -> LengthTable:
+        """Best compression for every exact length (see the module's ``solve_lengths``)."""
+        scores, keeps = self._lengths(self.potentials, as_u(u, self.n))
+        return LengthTable(scores=scores, keeps=keeps)
+
+
+class Bigram(PathComponent):
+    """Bigram component (contract 4) built from the potentials of contract 1.
+
+    Parameters
+    ----------
+    B : array_like
+        Shape (n+2, n+2), validated once here (copied, read-only).
+    name : str, optional
+        Base of the pulp variable names made by :meth:`to_ilp` (default ``"bigram"``; a free index is
+        appended so several components can share one problem).
+    """
+
+    ndim = 2
+    potentials_name = "B"
+    _solve = staticmethod(_solve_checked)
+    _lengths = staticmethod(_lengths_kernel)
+
+    def __init__(self, B: Any, name: str = "bigram") -> None:
+        self._init(B, name)
+
+    @property
+    def B(self) -> np.ndarray:
+        """The potentials (read-only)."""
+        return self.potentials
+
+    def best_given(self, keep: Any) -> float:
+        """Own score (no u) of the unique bigram path with that yield; -inf if a transition is -inf."""
+        kv = as_keep(keep, self.n)
+        seq = np.concatenate(([0], np.flatnonzero(kv) + 1, [self.n + 1]))
+        return float(np.sum(self.B[seq[:-1], seq[1:]]))
+
+    def to_ilp(self, problem: Any, keep_vars: list[Any], prefix: str | None = None) -> Any:
+        """Add an exact path formulation to a pulp problem and return its objective (without u).
+
+        Binary arc variables x[i, j] (i < j, B[i, j] finite) with one arc out of 0, one arc into n+1 and,
+        for every token k, Σ_i x[i, k] = keep_k = Σ_j x[k, j]. The arcs only go forward, so any integer
+        solution is a single path from 0 to n+1 through exactly the kept tokens.
+
+        Parameters
+        ----------
+        problem : pulp.LpProblem
+            The shared problem (constraints are added to it).
+        keep_vars : list of pulp.LpVariable
+            n binary variables, ``keep_vars[k-1]`` for token k.
+        prefix : str, optional
+            Name prefix of the new variables/constraints; default: ``f"{self.name}{k}_"`` with the
+            smallest k not used in ``problem``.
+
+        Returns
+        -------
+        pulp.LpAffineExpression
+            Σ B[i, j] x[i, j].
+        """
+        import pulp
+
+        n = self.n
+        if len(keep_vars) != n:
+            raise InputError(f"keep_vars must have {n} variables, got {len(keep_vars)}")
+        pre = prefix if prefix is not None else unused_prefix(problem, self.name)
+        B = self.B
+        x: dict[tuple[int, int], Any] = {}
+        for i in range(n + 1):
+            for j in range(i + 1, n + 2):
+                if np.isfinite(B[i, j]):
+                    x[i, j] = binary_var(problem, f"{pre}x_{i}_{j}")
+        outgoing: list[list[Any]] = [[] for _ in range(n + 2)]
+        incoming: list[list[Any]] = [[] for _ in range(n + 2)]
+        for (i, j), var in x.items():
+            outgoing[i].append(var)
+            incoming[j].append(var)
+        problem += pulp.lpSum(outgoing[0]) == 1, f"{pre}start"
+        problem += pulp.lpSum(incoming[n + 1]) == 1, f"{pre}end"
+        for k in range(1, n + 1):
+            problem += pulp.lpSum(incoming[k]) - keep_vars[k - 1] == 0, f"{pre}in_{k}"
+            problem += pulp.lpSum(outgoing[k]) - keep_vars[k - 1] == 0, f"{pre}out_{k}"
+        return pulp.lpSum(float(B[i, j]) * var for (i, j), var in x.items())
