@@ -46,7 +46,10 @@ from typing import Any  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dualdecomp.solvers import bigram, dependency, ngram  # noqa: E402
+from dualdecomp.core.checks import as_padded_u  # noqa: E402
+from dualdecomp.solvers.bigram import solver as bigram  # noqa: E402
+from dualdecomp.solvers.dependency import solver as dependency  # noqa: E402
+from dualdecomp.solvers.ngram import solver as ngram  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def _bigram_case(mode: str) -> Callable[[int, np.random.Generator], Prepared]:
     def setup(n: int, rng: np.random.Generator) -> Prepared:
         B = rng.normal(size=(n + 2, n + 2))
         u = rng.normal(size=n)
-        ue = bigram.as_u(u, n)
+        ue = as_padded_u(u, n)
         if mode == "lengths":
             return Prepared(
                 call=lambda: bigram.solve_lengths(B, u),
@@ -121,7 +124,7 @@ def _trigram_case(mode: str) -> Callable[[int, np.random.Generator], Prepared]:
     def setup(n: int, rng: np.random.Generator) -> Prepared:
         T = rng.normal(size=(n + 2, n + 2, n + 2))
         u = rng.normal(size=n)
-        ue = bigram.as_u(u, n)
+        ue = as_padded_u(u, n)
         if mode == "lengths":
             return Prepared(
                 call=lambda: ngram.solve_lengths(T, u),

@@ -124,3 +124,46 @@ def parse_text(text: str, sid: str = "0") -> Sentence:
         spaces.append(bool(t.whitespace_) or (nxt < len(doc) and doc[nxt].is_space))
     sent = parse_tokens([[t.text for t in words]], ids=[sid])[0]
     return Sentence(sent.tokens, sent.pos, sent.tags, sent.heads, sent.labels, tuple(spaces), sid)
+
+
+def parse_unique(token_lists: Iterable[Sequence[str]], batch_size: int = 256,
+                 progress: bool = False) -> dict[tuple[str, ...], Sentence]:
+    """Parse each distinct token sequence once, in batches.
+
+    Parameters
+    ----------
+    token_lists : iterable of sequences of str
+        Token sequences, possibly repeated.
+    batch_size : int
+        Number of sequences per ``parse_tokens`` call.
+    progress : bool
+        Show a tqdm progress bar (on stderr).
+
+    Returns
+    -------
+    dict
+        Token tuple → its parse. The empty sequence maps to an empty ``Sentence`` (no parsing).
+    """
+    unique: dict[tuple[str, ...], None] = {}
+    for toks in token_lists:
+        unique.setdefault(tuple(toks), None)
+    todo = [t for t in unique if t]
+    out: dict[tuple[str, ...], Sentence] = {}
+    if () in unique:
+        out[()] = Sentence(tokens=(), pos=(), tags=(), heads=(), labels=())
+    bar = None
+    if progress and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc="parsing", unit="sent", leave=False)
+    try:
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start:start + batch_size]
+            for toks, sent in zip(chunk, parse_tokens(chunk, batch_size=batch_size), strict=True):
+                out[toks] = sent
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
+    return out

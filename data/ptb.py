@@ -12,12 +12,11 @@ import re
 from collections.abc import Iterator
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.data.trees import ROOT_LABEL, Tree
+from dualdecomp.data.trees import PTB_ESCAPES, ROOT_LABEL, Tree, write_tree
 
 __all__ = ["read_tree", "read_trees", "write_tree"]
 
-_ESCAPE = {"(": "-LRB-", ")": "-RRB-"}
-_UNESCAPE = {v: k for k, v in _ESCAPE.items()}
+_UNESCAPE = {v: k for k, v in PTB_ESCAPES.items()}
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
@@ -106,19 +105,3 @@ def read_trees(text: str) -> Iterator[Tree]:
     while pos < len(tokens):
         tree, pos = _parse(tokens, pos, [0])
         yield _rooted(tree)
-
-
-def write_tree(tree: Tree) -> str:
-    """Write a tree in PTB brackets on one line.
-
-    Parameters
-    ----------
-    tree : Tree
-
-    Returns
-    -------
-    str
-    """
-    if tree.is_leaf:
-        return _ESCAPE.get(tree.label, tree.label)
-    return "(" + tree.label + " " + " ".join(write_tree(c) for c in tree.children) + ")"

@@ -27,6 +27,9 @@ __all__ = ["PHRASE_LABELS", "ROOT_LABEL", "Tree", "from_dependency", "leaf", "pr
 
 ROOT_LABEL = "TOP"
 
+PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
+"""Words written with Penn-Treebank escapes (and unescaped by :mod:`dualdecomp.data.ptb`)."""
+
 PHRASE_LABELS = {
     "NOUN": "NP", "PROPN": "NP", "PRON": "NP", "NUM": "QP", "DET": "NP", "SYM": "NP",
     "VERB": "VP", "AUX": "VP",
@@ -114,8 +117,6 @@ class Tree:
         return sum(1 for _ in self.preorder())
 
     def __str__(self) -> str:
-        from dualdecomp.data.ptb import write_tree
-
         return write_tree(self)
 
 
@@ -230,3 +231,19 @@ def from_dependency(sentence: Sentence) -> Tree:
     if tree.indices() != list(range(n)):  # pragma: no cover - guarded by the lifting above
         raise InputError(f"sentence {sentence.id!r}: dependency tree could not be made projective")
     return tree
+
+
+def write_tree(tree: Tree) -> str:
+    """Write a tree in PTB brackets on one line.
+
+    Parameters
+    ----------
+    tree : Tree
+
+    Returns
+    -------
+    str
+    """
+    if tree.is_leaf:
+        return PTB_ESCAPES.get(tree.label, tree.label)
+    return "(" + tree.label + " " + " ".join(write_tree(c) for c in tree.children) + ")"

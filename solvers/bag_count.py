@@ -29,21 +29,16 @@ structure of the requested length scores -inf) raises :class:`~dualdecomp.core.e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from dualdecomp.core.checks import as_keep, as_length, as_padded_u, check_score
+from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import (
-    LengthTable,
-    as_keep,
-    as_length,
-    as_u,
-    binary_var,
-    check_score,
-    unused_prefix,
-)
+from dualdecomp.solvers.bigram.solver import LengthTable
 
 __all__ = ["BagCount"]
 
@@ -75,6 +70,8 @@ class BagCount:
     InputError
         Bad shapes, types out of range, tables too short, NaN or infinite gains.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True)
 
     def __init__(self, types: Any, gains: Sequence[Any], name: str = "bagcount") -> None:
         t = np.asarray(types)
@@ -140,7 +137,7 @@ class BagCount:
         SolverError
             No structure of that length has a finite score.
         """
-        ue = as_u(u, self.n)[1:-1]
+        ue = as_padded_u(u, self.n)[1:-1]
         length = as_length(length, self.n)
         per = self._per_type(ue)
         keep = np.zeros(self.n, dtype=bool)
@@ -168,7 +165,7 @@ class BagCount:
         -------
         LengthTable
         """
-        ue = as_u(u, self.n)[1:-1]
+        ue = as_padded_u(u, self.n)[1:-1]
         per = self._per_type(ue)
         F, choice = self._knapsack(per)
         scores = F + self._constant

@@ -9,6 +9,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.ilp_vars import binary_var
 from dualdecomp.solvers import bigram
 from tests.oracles import bruteforce
 from tests.sequence_cases import check, instances, solve_or_none
@@ -66,7 +67,7 @@ def test_solve_matches_bruteforce(inst):
 
 def _ilp(components, n, u, length):
     prob = pulp.LpProblem("test", pulp.LpMaximize)
-    keep_vars = [bigram.binary_var(prob, f"keep_{k}") for k in range(1, n + 1)]
+    keep_vars = [binary_var(prob, f"keep_{k}") for k in range(1, n + 1)]
     objective = pulp.lpSum(c.to_ilp(prob, keep_vars) for c in components)
     if u is not None:
         objective += pulp.lpSum(float(u[k]) * keep_vars[k] for k in range(n) if np.isfinite(u[k]))
@@ -117,7 +118,7 @@ def test_to_ilp_two_components_share_a_problem():
 def test_to_ilp_names_are_unique_and_prefix_respected():
     B = np.zeros((5, 5))
     prob = pulp.LpProblem("names", pulp.LpMaximize)
-    keep_vars = [bigram.binary_var(prob, f"keep_{k}") for k in range(1, 4)]
+    keep_vars = [binary_var(prob, f"keep_{k}") for k in range(1, 4)]
     comp = bigram.Bigram(B)
     first, second = comp.to_ilp(prob, keep_vars), comp.to_ilp(prob, keep_vars)
     prob += first + second + comp.to_ilp(prob, keep_vars, "mine_")

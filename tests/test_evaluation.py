@@ -12,13 +12,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.app.commands import evaluate as evaluate_command
-from dualdecomp.app.evaluation import (
+from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.models.metrics import (
     METRICS,
-    EvaluationReport,
     PairScores,
     bigram_f1,
     compression_rate,
-    evaluate_files,
     gr_f1,
     gr_triples,
     multiset_f1,
@@ -27,9 +29,6 @@ from dualdecomp.app.evaluation import (
     score_pair,
     token_f1,
 )
-from dualdecomp.core.errors import InputError
-from dualdecomp.data.parsing import parse_tokens
-from dualdecomp.data.sentence import Sentence
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 
@@ -399,7 +398,7 @@ def test_keep_everything_on_broadcast_dev(tmp_path):
 
 
 def test_at_reference_lengths_decodes_once_per_length() -> None:
-    from dualdecomp.app.evaluation import at_reference_lengths, bigram_f1, token_f1
+    from dualdecomp.models.metrics import at_reference_lengths, bigram_f1, token_f1
 
     tokens = "the cat sat on the mat".split()
     calls = []

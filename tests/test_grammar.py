@@ -19,7 +19,6 @@ from dualdecomp.models.transducer.extraction import (
 )
 from dualdecomp.models.transducer.features import RuleFeaturizer, rule_feature_strings
 from dualdecomp.models.transducer.gold import gold_derivation
-from dualdecomp.models.transducer.heads import head_order
 from dualdecomp.solvers.transducer.grammar import (
     Grammar,
     GrammarConfig,
@@ -28,6 +27,7 @@ from dualdecomp.solvers.transducer.grammar import (
     parse_frag,
     save_grammar,
 )
+from dualdecomp.solvers.transducer.heads import head_order
 from dualdecomp.solvers.transducer.solver import build_hypergraph
 
 # Figure 6 (tree pair of Figure 1). The text transcription of the figure is garbled (node labels and

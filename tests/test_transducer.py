@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.ptb import read_tree
 from dualdecomp.data.trees import Tree
-from dualdecomp.models.transducer.extraction import coverage_rules, extract_grammar
+from dualdecomp.models.transducer.extraction import extract_grammar
+from dualdecomp.solvers.transducer.coverage import coverage_rules
 from dualdecomp.solvers.transducer.grammar import Grammar, GrammarConfig
 from dualdecomp.solvers.transducer.solver import Transducer
 from tests.oracles.transducer import best_by_yield, enumerate_derivations

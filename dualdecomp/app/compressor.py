@@ -173,7 +173,7 @@ class Compressor:
         out = []
         for length in lengths:
             if decoder == "ilp":
-                from dualdecomp import ilp
+                from dualdecomp.engine import ilp
 
                 result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
                                     time_limit=options.get("time_limit"))

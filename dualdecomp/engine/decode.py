@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dualdecomp.core.errors import InputError
+from dualdecomp.core.checks import check_components
+from dualdecomp.core.component import capabilities_of
 from dualdecomp.core.result import Result, TraceStep, is_certified
-from dualdecomp.engine.joint import supports_length
 from dualdecomp.engine.options import make_options
 
 
@@ -52,20 +52,13 @@ def decode(components: Sequence, length: int | None = None, **options) -> Result
         When the problem is infeasible (proved).
     """
     start = time.perf_counter()
-    if not components:
-        raise InputError("decode needs at least one component")
-    n = components[0].n
-    if any(c.n != n for c in components):
-        raise InputError("all components must be over the same number of tokens")
-    if length is not None and (isinstance(length, bool | np.bool_)
-                               or not (isinstance(length, int | np.integer) and 0 <= length <= n)):
-        raise InputError(f"length must be an integer in [0, {n}], got {length!r}")
+    n, length = check_components(components, length)
     opts = make_options(**options)
     comp = components[0]
-    if len(components) > 1 or (length is not None and not supports_length(comp)):
+    if len(components) > 1 or (length is not None and not capabilities_of(comp).exact_length):
         from dualdecomp.engine.driver import solve_joint
 
-        return solve_joint(components, None if length is None else int(length), opts, start)
+        return solve_joint(components, length, opts, start)
     u = np.zeros(n)
     sol = comp.solve(u, length=length) if length is not None else comp.solve(u)
     primal = float(comp.best_given(sol.keep))

@@ -112,10 +112,10 @@ def solve_joint(components: Sequence, length: int | None, options: DecodeOptions
         if bisection and problem.has_exact_length:
             tracker.annotate("tightening: length moved into the exact-length components")
             node = Node(ident=0, drop=root.drop, force=root.force, u=root.u.copy(), lam=root.lam, exact=True,
-                        schedule=root.schedule.copy(), bound=tracker.dual,  # type: ignore[attr-defined]
+                        schedule=root.schedule.copy(), bound=tracker.dual,
                         votes=root.votes.copy(), gap_positions=root.gap_positions.copy(),
                         last_keeps=root.last_keeps)
-            node.schedule.forget_reference()  # type: ignore[attr-defined]
+            node.schedule.forget_reference()
             tracker.open = [node]
             root, bisection = node, False
             if run_subgradient(problem, tracker, root, options.tighten_after, big).status == "infeasible":

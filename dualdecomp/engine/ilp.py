@@ -23,22 +23,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dualdecomp.core.checks import check_components
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.ilp_vars import binary_var
 from dualdecomp.core.result import Result, TraceStep, is_certified
-from dualdecomp.solvers.bigram.solver import binary_var
 
 SOLVERS = ("cbc", "highs")
 
 
 def _validate(components: Sequence, length: int | None, solver: str, time_limit: float | None) -> int:
-    if not components:
-        raise InputError("decode needs at least one component")
-    n = int(components[0].n)
-    if any(c.n != n for c in components):
-        raise InputError("all components must be over the same number of tokens")
-    if length is not None and (isinstance(length, bool) or not isinstance(length, int | np.integer)
-                               or not 0 <= length <= n):
-        raise InputError(f"length must be an integer in [0, {n}], got {length!r}")
+    n, _ = check_components(components, length)
     if solver not in SOLVERS:
         raise InputError(f"solver must be one of {', '.join(SOLVERS)}; got {solver!r}")
     if time_limit is not None and not (isinstance(time_limit, int | float) and math.isfinite(time_limit)

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 
 import numpy as np
 
+from dualdecomp.core.component import capabilities_of
 from dualdecomp.core.solution import Solution
-
-
-def supports_length(component: object) -> bool:
-    """Whether ``component.solve`` accepts ``length=`` (an exact-length DP)."""
-    try:
-        params = inspect.signature(component.solve).parameters  # type: ignore[attr-defined]
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return "length" in params
 
 
 class JointProblem:
@@ -40,7 +31,7 @@ class JointProblem:
         self.K = len(self.components)
         self.n = int(self.components[0].n)
         self.length = length
-        self.exact_capable = tuple(supports_length(c) for c in self.components)
+        self.exact_capable = tuple(capabilities_of(c).exact_length for c in self.components)
         self._scores: dict[bytes, np.ndarray] = {}
 
     @property

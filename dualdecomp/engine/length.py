@@ -124,7 +124,7 @@ def bisect(problem: JointProblem, tracker: Tracker, node: Node, options: DecodeO
         if tracker.iterations >= stop:
             return Bisection("budget", lam)
         node.lam = lam
-        node.schedule.forget_reference()  # type: ignore[attr-defined]
+        node.schedule.forget_reference()
         inner = int(min(options.lambda_iterations, stop - tracker.iterations))
         out = run_subgradient(problem, tracker, node, inner, big)
         if out.status == "infeasible":

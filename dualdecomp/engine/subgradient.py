@@ -154,8 +154,8 @@ def run_subgradient(problem: JointProblem, tracker: Tracker, node: Node, iterati
             return Relaxation("settled", None, -math.inf, sizes.copy(), best)
         g = keeps - keeps.mean(axis=0)
         norm2 = float((g * g).sum())
-        schedule.calibrate(total, tracker.primal, norm2, n)  # type: ignore[attr-defined]
-        alpha = schedule.step(total, tracker.primal, norm2)  # type: ignore[attr-defined]
+        schedule.calibrate(total, tracker.primal, norm2, n)
+        alpha = schedule.step(total, tracker.primal, norm2)
         node.u -= alpha * g
         tracker.record(alpha, d, lam, node.ident)
     return Relaxation("iterations", None, -math.inf, sizes.copy(), best)

@@ -16,6 +16,7 @@ import numpy as np
 
 from dualdecomp.core.result import TraceStep, is_certified
 from dualdecomp.engine.joint import JointProblem
+from dualdecomp.engine.steps import StepSchedule
 
 
 @dataclass(eq=False)
@@ -48,7 +49,7 @@ class Node:
     u: np.ndarray
     lam: float | None
     exact: bool
-    schedule: object
+    schedule: StepSchedule
     bound: float = math.inf
     votes: np.ndarray = field(default_factory=lambda: np.zeros(0))
     gap_positions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -60,7 +61,7 @@ class Node:
         force = self.force.copy()
         (force if value else drop)[position] = True
         return Node(ident=ident, drop=drop, force=force, u=self.u.copy(), lam=self.lam, exact=self.exact,
-                    schedule=self.schedule.copy(), bound=self.bound,  # type: ignore[attr-defined]
+                    schedule=self.schedule.copy(), bound=self.bound,
                     votes=self.votes.copy(), gap_positions=np.zeros_like(self.gap_positions),
                     last_keeps=self.last_keeps)
 

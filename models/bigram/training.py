@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dualdecomp.app.evaluation import at_reference_lengths
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.hashing import feature_index
 from dualdecomp.data.alignment import keep_vector
@@ -26,6 +25,7 @@ from dualdecomp.models.bigram.features import BigramFeatures
 from dualdecomp.models.bigram.mira import train_mira
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.joint.length_calibration import bisect_rate
+from dualdecomp.models.metrics import at_reference_lengths
 from dualdecomp.models.perceptron import EpochReport, TrainingExample, train_perceptron
 from dualdecomp.solvers import bigram
 

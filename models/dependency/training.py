@@ -58,7 +58,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dualdecomp.app.evaluation import bigram_f1, token_f1
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.solution import Solution
 from dualdecomp.data.alignment import align, keep_vector
@@ -69,6 +68,7 @@ from dualdecomp.engine.decode import decode
 from dualdecomp.models.dependency.features import DependencyFeatures, ancestry, keep_bias_index
 from dualdecomp.models.dependency.model import DependencyModel
 from dualdecomp.models.joint.length_calibration import bisect_rate
+from dualdecomp.models.metrics import bigram_f1, token_f1
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
 from dualdecomp.solvers.dependency.solver import Dependency, solve
 

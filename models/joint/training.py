@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dualdecomp.app.evaluation import at_reference_lengths
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.jsonl import CorpusItem, read_corpora
 from dualdecomp.engine.decode import decode
@@ -45,6 +44,7 @@ from dualdecomp.models.bigram.features import BigramFeatures
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.dependency.model import DependencyModel
 from dualdecomp.models.dependency.training import GoldStructure, best_tree, prepare_items
+from dualdecomp.models.metrics import at_reference_lengths
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dualdecomp.app.evaluation import parse_unique
 from dualdecomp.data.alignment import align
 from dualdecomp.data.jsonl import CorpusItem
+from dualdecomp.data.parsing import parse_unique
 from dualdecomp.data.trees import Tree, from_dependency, reindex
 
 __all__ = ["TreePair", "tree_pairs"]

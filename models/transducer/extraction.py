@@ -14,9 +14,8 @@
   of the rule itself (giving a bare-variable target such as ``⟨S,NP⟩ → ⟨[S NP₁ VP_ε], NP₁⟩``) only when
   the two roots have different labels; otherwise unary chains would be linked crosswise (``⟨NP,NP⟩ →
   ⟨[NP NNS₁], NP₁⟩``). With this choice the minimal rules of the paper's Figure 7 are reproduced exactly.
-* :func:`coverage_rules` — the copy rule of every source production and the deletion rules that keep
-  the children ranked by ``dualdecomp.models.transducer.heads.head_order`` (heads 1; 1–2; ...; all), with the
-  parent-less variant when one child remains (never for ``TOP``).
+* coverage rules (:func:`dualdecomp.solvers.transducer.coverage.coverage_rules`, which the chart adds
+  itself) complete the grammar.
 * :func:`extract_grammar` — all of the above over a corpus, with the paper's pruning (specialised rules
   with more than ``max_variables`` linked variables or ``max_nodes`` source nodes are dropped; at most
   ``max_targets`` extracted target trees per source elementary tree, the most frequent).
@@ -28,8 +27,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.data.trees import ROOT_LABEL, Tree
-from dualdecomp.models.transducer.heads import head_order
+from dualdecomp.data.indexed_tree import IndexedTree
+from dualdecomp.data.trees import Tree
+from dualdecomp.solvers.transducer.coverage import coverage_rules
 from dualdecomp.solvers.transducer.grammar import (
     NODE,
     VAR,
@@ -41,63 +41,7 @@ from dualdecomp.solvers.transducer.grammar import (
     format_frag,
 )
 
-__all__ = ["IndexedTree", "constituent_alignment", "coverage_rules", "extract_grammar", "extract_rules"]
-
-
-class IndexedTree:
-    """Preorder numbering of a tree's nodes with parents, children and subtree intervals.
-
-    Attributes
-    ----------
-    nodes : list of Tree
-        Preorder; node ``i``'s subtree is ``nodes[i:end[i]]``.
-    children : list of list of int
-    parent : list of int
-        -1 for the root.
-    end : list of int
-    """
-
-    def __init__(self, tree: Tree) -> None:
-        self.nodes: list[Tree] = []
-        self.children: list[list[int]] = []
-        self.parent: list[int] = []
-        self.end: list[int] = []
-        self._walk(tree, -1)
-
-    def _walk(self, node: Tree, parent: int) -> int:
-        i = len(self.nodes)
-        self.nodes.append(node)
-        self.children.append([])
-        self.parent.append(parent)
-        self.end.append(-1)
-        stack = [(node, i, 0)]
-        # iterative DFS to survive deep trees
-        while stack:
-            cur, ci, k = stack.pop()
-            if k < len(cur.children):
-                stack.append((cur, ci, k + 1))
-                child = cur.children[k]
-                j = len(self.nodes)
-                self.nodes.append(child)
-                self.children.append([])
-                self.parent.append(ci)
-                self.end.append(-1)
-                self.children[ci].append(j)
-                stack.append((child, j, 0))
-            else:
-                self.end[ci] = len(self.nodes)
-        return i
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def leaf_indices(self, i: int) -> list[int]:
-        """Token positions of the leaves under node ``i``."""
-        return [self.nodes[j].index for j in range(i, self.end[i]) if self.nodes[j].is_leaf]
-
-    def contains(self, ancestor: int, j: int) -> bool:
-        """Whether node ``j`` is ``ancestor`` or below it."""
-        return ancestor <= j < self.end[ancestor]
+__all__ = ["constituent_alignment", "extract_grammar", "extract_rules"]
 
 
 def constituent_alignment(source: Tree, target: Tree) -> dict[int, list[int]]:
@@ -255,40 +199,6 @@ def extract_rules(source: Tree, target: Tree, config: GrammarConfig | None = Non
     """
     ex = _Extractor(source, target, config or GrammarConfig())
     return [r for _, _, r, minimal in ex.run() if minimal or not minimal_only]
-
-
-def coverage_rules(node: Tree) -> list[Rule]:
-    """Copy and deletion rules for the production at one internal source node.
-
-    Parameters
-    ----------
-    node : Tree
-        An internal node.
-
-    Returns
-    -------
-    list of Rule
-        The copy rule (kinds ``{"copy"}``) and the deletion rules (kinds ``{"delete"}``), see module doc.
-    """
-    if node.is_leaf:
-        return []
-    items = [Frag(WORD, c.label) if c.is_leaf else Frag(VAR, c.label) for c in node.children]
-    copy = Rule(Frag(NODE, node.label, tuple(items)), Frag(NODE, node.label, tuple(items)),
-                frozenset({"copy"}), 0)
-    out = [copy]
-    if node.is_preterminal:
-        return out
-    k = len(items)
-    order = head_order(node.label, [c.label for c in node.children])
-    for j in range(1, k + 1):
-        keep = set(order[:j])
-        src = Frag(NODE, node.label, tuple(Frag(f.kind, f.label, (), i in keep) for i, f in enumerate(items)))
-        kept_items = tuple(items[i] for i in sorted(keep))
-        if j < k:
-            out.append(Rule(src, Frag(NODE, node.label, kept_items), frozenset({"delete"}), 0))
-        if j == 1 and kept_items[0].kind == VAR and node.label != ROOT_LABEL:
-            out.append(Rule(src, kept_items[0], frozenset({"delete"}), 0))
-    return out
 
 
 def extract_grammar(pairs: Iterable[tuple[Tree, Tree | None]], config: GrammarConfig | None = None

@@ -8,8 +8,8 @@ word must be the very source token the rule keeps; variables bind target nodes o
 
 from __future__ import annotations
 
+from dualdecomp.data.indexed_tree import IndexedTree
 from dualdecomp.data.trees import Tree
-from dualdecomp.models.transducer.extraction import IndexedTree
 from dualdecomp.solvers.transducer.grammar import WORD
 from dualdecomp.solvers.transducer.solver import Hypergraph, match_frag
 

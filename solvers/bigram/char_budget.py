@@ -13,14 +13,16 @@ predecessor and the smallest character count win.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
+from dualdecomp.core.checks import as_keep, as_padded_u, as_potentials, check_score
+from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import as_keep, as_potentials, as_u, check_score, unused_prefix
 
 __all__ = ["CharBudgetBigram", "compression_chars", "solve"]
 
@@ -122,7 +124,7 @@ def solve(B: Any, widths: Any, budget: int, u: Any = None) -> Solution:
     n = Bv.shape[0] - 2
     cost = _costs(widths, n)
     cap = _budget(budget) + 1
-    score, keep = _budget_kernel(Bv, as_u(u, n), cost, cap)
+    score, keep = _budget_kernel(Bv, as_padded_u(u, n), cost, cap)
     return Solution(keep=keep, score=check_score(score, f"the bigram problem within {cap - 1} characters"))
 
 
@@ -138,6 +140,8 @@ class CharBudgetBigram:
     budget : int
         Maximum characters (one space between kept tokens counted).
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=False)
 
     def __init__(self, B: Any, widths: Any, budget: int, name: str = "charbigram") -> None:
         Bv = np.array(as_potentials(B, 2, "B"), dtype=np.float64, order="C", copy=True)

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from dualdecomp.core.checks import as_length, as_padded_u, as_potentials
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import as_length, as_potentials, as_u
 
 __all__ = ["kbest"]
 
@@ -126,6 +126,6 @@ def kbest(B: Any, k: int, u: Any = None, length: int | None = None) -> list[Solu
     Bv = as_potentials(B, 2, "B")
     n = Bv.shape[0] - 2
     m = as_length(length, n)
-    scores, keeps = _kbest_kernel(Bv, as_u(u, n), int(k), -1 if m is None else m)
+    scores, keeps = _kbest_kernel(Bv, as_padded_u(u, n), int(k), -1 if m is None else m)
     return [Solution(keep=keeps[r].copy(), score=float(scores[r])) for r in range(int(k))
             if np.isfinite(scores[r])]

@@ -31,161 +31,21 @@ A ``length`` outside 0..n is an :class:`~dualdecomp.core.errors.InputError`.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
-from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.checks import as_keep, as_length, as_padded_u, as_potentials, check_score
+from dualdecomp.core.component import Capabilities
+from dualdecomp.core.errors import InputError
+from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
 
 __all__ = ["Bigram", "LengthTable", "dp_updates", "solve", "solve_lengths"]
 
 _NEG = -np.inf
-
-
-# ----------------------------------------------------------------------------------------------------
-# validation helpers (shared with dualdecomp.solvers.ngram.solver)
-# ----------------------------------------------------------------------------------------------------
-
-
-def as_potentials(array: Any, ndim: int, name: str) -> np.ndarray:
-    """Validate a potential array: float64, C-contiguous, cubic/square of side >= 2, no NaN or +inf.
-
-    Parameters
-    ----------
-    array : array_like
-        The potentials.
-    ndim : int
-        Required number of dimensions (2 for bigrams, 3 for trigrams).
-    name : str
-        Name used in error messages.
-
-    Returns
-    -------
-    numpy.ndarray
-        A C-contiguous float64 array (a copy only when a conversion was needed).
-
-    Raises
-    ------
-    InputError
-        Wrong shape, non-numeric or complex data, NaN or +inf entries.
-    """
-    if np.iscomplexobj(array):
-        raise InputError(f"{name} must be real-valued, got complex data")
-    try:
-        arr = np.ascontiguousarray(array, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be a numeric array: {exc}") from None
-    if arr.ndim != ndim:
-        raise InputError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
-    side = arr.shape[0]
-    if side < 2 or any(d != side for d in arr.shape):
-        raise InputError(f"{name} must have shape (n+2,)*{ndim} with n >= 0, got {arr.shape}")
-    if not (arr < np.inf).all():
-        if np.isnan(arr).any():
-            raise InputError(f"{name} contains NaN")
-        raise InputError(f"{name} contains +inf (only finite values and -inf are allowed)")
-    return arr
-
-
-def as_u(u: Any, n: int) -> np.ndarray:
-    """Validate ``u`` (shape (n,), no NaN or +inf; -inf forbids keeping a token) and pad it.
-
-    Parameters
-    ----------
-    u : array_like or None
-        Per-token bonus for keeping it; None means zeros.
-    n : int
-        Number of tokens.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 array of shape (n+2,): ``[0, u_1, ..., u_n, 0]`` (the boundaries carry no bonus).
-
-    Raises
-    ------
-    InputError
-        Wrong shape, NaN or +inf.
-    """
-    ue = np.zeros(n + 2, dtype=np.float64)
-    if u is None:
-        return ue
-    if np.iscomplexobj(u):
-        raise InputError("u must be real-valued, got complex data")
-    try:
-        arr = np.asarray(u, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"u must be a numeric array: {exc}") from None
-    if arr.shape != (n,):
-        raise InputError(f"u must have shape ({n},), got {arr.shape}")
-    if not (arr < np.inf).all():
-        if np.isnan(arr).any():
-            raise InputError("u contains NaN")
-        raise InputError("u contains +inf")
-    ue[1 : n + 1] = arr
-    return ue
-
-
-def as_length(length: Any, n: int) -> int | None:
-    """Validate an exact length: None or an integer in 0..n (InputError otherwise)."""
-    if length is None:
-        return None
-    if isinstance(length, bool | np.bool_) or not isinstance(length, numbers.Integral):
-        raise InputError(f"length must be an integer or None, got {length!r}")
-    value = int(length)
-    if value < 0 or value > n:
-        raise InputError(f"length must be between 0 and n={n}, got {value}")
-    return value
-
-
-def as_keep(keep: Any, n: int) -> np.ndarray:
-    """Validate a keep vector: shape (n,), boolean or 0/1 values (InputError otherwise)."""
-    arr = np.asarray(keep)
-    if arr.shape != (n,):
-        raise InputError(f"keep must have shape ({n},), got {arr.shape}")
-    if arr.dtype != np.bool_:
-        if not np.isin(arr, (0, 1)).all():
-            raise InputError("keep must contain only booleans or 0/1")
-        arr = arr.astype(bool)
-    return arr
-
-
-def check_score(score: float, what: str) -> float:
-    """Turn a DP optimum into a Python float; -inf means infeasible, NaN/+inf means overflow."""
-    if score == _NEG:
-        raise SolverError(f"no feasible compression: {what} has no structure with a finite score")
-    if not np.isfinite(score):
-        raise SolverError(f"numerical overflow in the {what} DP (score {score})")
-    return float(score)
-
-
-def unused_prefix(problem: Any, base: str) -> str:
-    """Smallest ``f"{base}{k}_"`` that prefixes no variable or constraint name of a pulp problem."""
-    names = [v.name for v in problem.variables()]
-    constraints = problem.constraints
-    if callable(constraints):  # PuLP >= 3.3: prob.constraints() is a list
-        names.extend(c.name for c in constraints() if c.name)
-    else:  # older PuLP: a name -> constraint mapping
-        names.extend(constraints.keys())
-    k = 0
-    while True:
-        prefix = f"{base}{k}_"
-        if not any(name.startswith(prefix) for name in names):
-            return prefix
-        k += 1
-
-
-def binary_var(problem: Any, name: str) -> Any:
-    """A new binary pulp variable (``problem.add_variable`` when this PuLP has it)."""
-    import pulp
-
-    if hasattr(problem, "add_variable"):
-        return problem.add_variable(name, cat=pulp.LpBinary)
-    return pulp.LpVariable(name, cat=pulp.LpBinary)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -387,7 +247,7 @@ def solve(B: Any, u: Any = None, length: int | None = None) -> Solution:
     """
     Bv = as_potentials(B, 2, "B")
     n = Bv.shape[0] - 2
-    ue = as_u(u, n)
+    ue = as_padded_u(u, n)
     return _solve_checked(Bv, ue, as_length(length, n))
 
 
@@ -413,7 +273,7 @@ def solve_lengths(B: Any, u: Any = None) -> LengthTable:
         Wrong shapes, NaN/+inf potentials.
     """
     Bv = as_potentials(B, 2, "B")
-    ue = as_u(u, Bv.shape[0] - 2)
+    ue = as_padded_u(u, Bv.shape[0] - 2)
     scores, keeps = _lengths_kernel(Bv, ue)
     return LengthTable(scores=scores, keeps=keeps)
 
@@ -452,6 +312,8 @@ class PathComponent:
     the exact solve at free or exact length, and the every-length table. A subclass sets ``ndim``,
     ``potentials_name`` and its module's ``_solve`` and ``_lengths`` kernels."""
 
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True)
+
     ndim: int
     potentials_name: str
 
@@ -476,11 +338,11 @@ class PathComponent:
         SolverError
             No feasible compression.
         """
-        return self._solve(self.potentials, as_u(u, self.n), as_length(length, self.n))
+        return self._solve(self.potentials, as_padded_u(u, self.n), as_length(length, self.n))
 
     def solve_lengths(self, u: Any = None) -> LengthTable:
         """Best compression for every exact length (see the module's ``solve_lengths``)."""
-        scores, keeps = self._lengths(self.potentials, as_u(u, self.n))
+        scores, keeps = self._lengths(self.potentials, as_padded_u(u, self.n))
         return LengthTable(scores=scores, keeps=keeps)
 
 

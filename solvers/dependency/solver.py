@@ -106,10 +106,15 @@ hyperedge to the goal.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pulp
 
+from dualdecomp.core.checks import as_finite, as_keep, as_u, float_array
+from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
 from dualdecomp.solvers.dependency.kernels import (
     first_order_backtrack,
@@ -125,60 +130,19 @@ __all__ = ["Dependency", "count_derivations", "hyperedges", "parse", "solve"]
 # validation
 
 
-def _float_array(x: object, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """``x`` as a C-contiguous float64 array of ``shape``, without NaN or +inf (else ``InputError``)."""
-    if x is None:
-        raise InputError(f"{name} is required")
-    try:
-        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} is not a float array: {exc}") from exc
-    if shape is not None and arr.shape != shape:
-        raise InputError(f"{name} has shape {arr.shape}, expected {shape}")
-    if np.isnan(arr).any():
-        raise InputError(f"{name} contains NaN")
-    if np.isposinf(arr).any():
-        raise InputError(f"{name} contains +inf")
-    return arr
-
-
 def _check_arrays(
     A: object, B: object | None, S: object | None
 ) -> tuple[int, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Validate A, B, S; return ``(n, A, B, S)``."""
-    A = _float_array(A, "A")
+    A = float_array(A, "A")
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
         raise InputError(f"A must have shape (n+1, n+1) with n >= 0, got {A.shape}")
     n = A.shape[0] - 1
     if B is not None:
-        B = _float_array(B, "B", (n + 2, n + 2))
+        B = float_array(B, "B", (n + 2, n + 2))
     if S is not None:
-        S = _float_array(S, "S", (n + 1, n + 1, n + 1))
+        S = float_array(S, "S", (n + 1, n + 1, n + 1))
     return n, A, B, S
-
-
-def _check_u(u: object | None, n: int, lam: float) -> tuple[np.ndarray, float]:
-    """Validate ``u`` (None = zeros; -inf allowed: forbids keeping the token) and ``lam`` (finite)."""
-    u = np.zeros(n) if u is None else _float_array(u, "u", (n,))
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"lam is not a number: {exc}") from exc
-    if not np.isfinite(lam):
-        raise InputError(f"lam must be finite, got {lam}")
-    return u, lam
-
-
-def _check_keep(keep: object, n: int) -> np.ndarray:
-    """Validate a keep vector: bool-like of shape (n,)."""
-    arr = np.asarray(keep)
-    if arr.shape != (n,):
-        raise InputError(f"keep has shape {arr.shape}, expected ({n},)")
-    if arr.dtype != bool:
-        if not np.isin(arr, (0, 1)).all():
-            raise InputError("keep must be boolean (or 0/1)")
-        arr = arr.astype(bool)
-    return arr
 
 
 # --------------------------------------------------------------------------------------------------
@@ -304,7 +268,7 @@ def solve(
         If every structure has score -inf (nothing is feasible).
     """
     n, A, B, S = _check_arrays(A, B, S)
-    u, lam = _check_u(u, n, lam)
+    u, lam = as_u(u, n), as_finite(lam, "lam")
     w = np.concatenate(([0.0], u - lam))
     return _solution(A, S, _premises(n, w, B, drop=True))
 
@@ -337,7 +301,7 @@ def count_derivations(
         The number of derivations.
     """
     n, A, B, S = _check_arrays(A, B, S)
-    u, lam = _check_u(u, n, lam)
+    u, lam = as_u(u, n), as_finite(lam, "lam")
     w = np.concatenate(([0.0], u - lam))
     P = np.isfinite(_premises(n, w, B, drop)).astype(np.float64)
     A1 = np.isfinite(A).astype(np.float64)
@@ -430,15 +394,6 @@ def hyperedges(A: np.ndarray, S: np.ndarray | None, P: np.ndarray, *, prune: boo
     return kept
 
 
-def _fresh_prefix(problem: pulp.LpProblem, stem: str) -> str:
-    """A variable-name prefix ``{stem}{k}_`` that no variable of ``problem`` uses yet."""
-    names = [v.name for v in problem.variables()]
-    k = 0
-    while any(name.startswith(f"{stem}{k}_") for name in names):
-        k += 1
-    return f"{stem}{k}_"
-
-
 class Dependency:
     """The skip(-bigram) dependency parser as a dual-decomposition component (contract 4).
 
@@ -456,6 +411,8 @@ class Dependency:
     n : int
         Number of tokens.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=False)
 
     def __init__(self, A: object, B: object | None = None, S: object | None = None) -> None:
         n, A, B, S = _check_arrays(A, B, S)
@@ -481,7 +438,7 @@ class Dependency:
         float
             The score, -inf if every such tree has a -inf entry.
         """
-        keep = _check_keep(keep, self.n)
+        keep = as_keep(keep, self.n)
         score, _ = _best(self.A, self.S, _premises_given(keep, self.B))
         return score
 
@@ -505,7 +462,7 @@ class Dependency:
         """
         if len(keep_vars) != self.n:
             raise InputError(f"expected {self.n} keep variables, got {len(keep_vars)}")
-        prefix = _fresh_prefix(problem, "dep")
+        prefix = unused_prefix(problem, "dep")
         P = _premises(self.n, np.zeros(self.n + 1), self.B, drop=True)
         edges = hyperedges(self.A, self.S, P)
         x = [pulp.LpVariable(f"{prefix}e{k}", cat=pulp.LpBinary) for k in range(len(edges))]

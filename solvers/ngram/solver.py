@@ -31,19 +31,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from dualdecomp.core.checks import as_keep, as_length, as_padded_u, as_potentials, check_score
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import (
-    LengthTable,
-    PathComponent,
-    as_keep,
-    as_length,
-    as_potentials,
-    as_u,
-    binary_var,
-    check_score,
-    unused_prefix,
-)
+from dualdecomp.solvers.bigram.solver import LengthTable, PathComponent
 
 __all__ = ["LengthTable", "Trigram", "dp_updates", "solve", "solve_lengths"]
 
@@ -244,7 +236,7 @@ def solve(T: Any, u: Any = None, length: int | None = None) -> Solution:
     """
     Tv = as_potentials(T, 3, "T")
     n = Tv.shape[0] - 2
-    ue = as_u(u, n)
+    ue = as_padded_u(u, n)
     return _solve_checked(Tv, ue, as_length(length, n))
 
 
@@ -269,7 +261,7 @@ def solve_lengths(T: Any, u: Any = None) -> LengthTable:
         Wrong shapes, NaN/+inf potentials.
     """
     Tv = as_potentials(T, 3, "T")
-    ue = as_u(u, Tv.shape[0] - 2)
+    ue = as_padded_u(u, Tv.shape[0] - 2)
     scores, keeps = _lengths_kernel(Tv, ue)
     return LengthTable(scores=scores, keeps=keeps)
 

@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dualdecomp.core.checks import as_length
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.result import Result
-from dualdecomp.solvers.bigram.solver import as_length
 from dualdecomp.solvers.transducer.solver import Transducer
 
 __all__ = ["BeamResult", "beam_search", "lm_score"]

@@ -24,16 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
+from dualdecomp.core.checks import as_keep, as_length
+from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
+from dualdecomp.data.indexed_tree import IndexedTree
 from dualdecomp.data.trees import Tree, leaf
-from dualdecomp.models.transducer.extraction import IndexedTree, coverage_rules
-from dualdecomp.solvers.bigram.solver import as_keep, as_length, binary_var, unused_prefix
+from dualdecomp.solvers.transducer.coverage import coverage_rules
 from dualdecomp.solvers.transducer.grammar import NODE, VAR, WORD, Frag, Grammar, Rule
 
 __all__ = ["Derivation", "Hypergraph", "Transducer", "build_hypergraph", "match_frag"]
@@ -398,6 +401,8 @@ class Transducer:
     fallback : bool
         True iff the grammar alone could not derive the tree and added coverage rules were needed.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True)
 
     def __init__(self, tree: Tree, grammar: Grammar, score: RuleScore | None = None, coverage: bool = True,
                  name: str = "t3", hypergraph: Hypergraph | None = None,

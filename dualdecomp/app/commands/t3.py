@@ -85,7 +85,7 @@ def _dev_gold_bigram_f1(transducers, items, keep_at) -> float:
     reward models that keep more words (keeping every word scores higher than any trained model on token
     F1 at free length), so hyper-parameters are chosen at gold length.
     """
-    from dualdecomp.app.evaluation import at_reference_lengths
+    from dualdecomp.models.metrics import at_reference_lengths
 
     return float(np.mean([at_reference_lengths(item.text, [list(r) for r in item.compressions],
                                                lambda length, t3=t3: keep_at(t3, length))

@@ -1,0 +1,92 @@
+"""The component contract (contract 4 of ``docs/architecture.md``) as a typing Protocol.
+
+A component scores structures over n tokens whose yield is a keep vector. The engine
+(:func:`dualdecomp.decode`) and the ILP reference (:func:`dualdecomp.ilp.decode`) use a component only
+through this protocol and its declared :class:`Capabilities`; they never inspect signatures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from dualdecomp.core.solution import Solution
+
+__all__ = ["Capabilities", "Component", "LengthComponent", "capabilities_of"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a component can do beyond ``solve(u)``.
+
+    Attributes
+    ----------
+    exact_length : bool
+        ``solve(u, length=L)`` returns the argmax over structures keeping exactly L tokens (an exact-length
+        DP), so the engine can enforce a length inside the component instead of by a multiplier.
+    best_given : bool
+        ``best_given(keep)`` returns the component's best score over structures with exactly that yield
+        (primal recovery and certificates need it).
+    ilp : bool
+        ``to_ilp(problem, keep_vars)`` adds an exact formulation (the ILP reference needs it).
+    """
+
+    exact_length: bool = False
+    best_given: bool = True
+    ilp: bool = True
+
+
+@runtime_checkable
+class Component(Protocol):
+    """A dual-decomposition component (contract 4).
+
+    Attributes
+    ----------
+    n : int
+        Number of tokens (positions 1..n).
+    capabilities : Capabilities
+        Declared capabilities (a class attribute); see :func:`capabilities_of` for the default.
+    """
+
+    n: int
+
+    def solve(self, u: Any = None) -> Solution:
+        """Argmax of the component's own score + ``u · keep``."""
+        ...
+
+    def best_given(self, keep: np.ndarray) -> float:
+        """Best own score over structures with exactly this yield (``-inf`` if none)."""
+        ...
+
+    def to_ilp(self, problem: Any, keep_vars: list[Any]) -> Any:
+        """Add an exact formulation linked to ``keep_vars``; return its objective expression."""
+        ...
+
+
+@runtime_checkable
+class LengthComponent(Component, Protocol):
+    """A component with an exact-length DP (``capabilities.exact_length`` is True)."""
+
+    capabilities: ClassVar[Capabilities]
+
+    def solve(self, u: Any = None, length: int | None = None) -> Solution:
+        """Argmax with exactly ``length`` kept tokens (free length when None)."""
+        ...
+
+
+DEFAULT_CAPABILITIES = Capabilities()
+"""Capabilities assumed for a component that declares none: contract 4's ``best_given`` and ``to_ilp``,
+no exact-length DP."""
+
+
+def capabilities_of(component: object) -> Capabilities:
+    """The declared :class:`Capabilities` of ``component``; :data:`DEFAULT_CAPABILITIES` if it declares
+    none."""
+    caps = getattr(component, "capabilities", DEFAULT_CAPABILITIES)
+    if not isinstance(caps, Capabilities):
+        from dualdecomp.core.errors import InputError
+
+        raise InputError(f"{type(component).__name__}.capabilities must be a Capabilities, got {caps!r}")
+    return caps
