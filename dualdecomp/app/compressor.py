@@ -13,10 +13,9 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
 from dualdecomp.data.detokenize import detokenize
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.engine.decode import decode
+from dualdecomp.engine.decoders import get_decoder
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import default_model_dir, load_model
-from dualdecomp.models.joint.config import DECODERS
 from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
 from dualdecomp.solvers.bigram.solver import Bigram
 
@@ -166,23 +165,11 @@ class Compressor:
         options = dict(self.decode_options)
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
-        decoder = options.pop("decoder", "dd")
-        if decoder not in DECODERS:
-            raise InputError(f"unknown decoder {decoder!r} (one of {DECODERS})")
+        decoder = get_decoder(options.pop("decoder", "dd"))
         comps, note = self.components(sentence, chars)
         out = []
         for length in lengths:
-            if decoder == "ilp":
-                from dualdecomp.engine import ilp
-
-                result = ilp.decode(comps, length=length, solver=options.get("solver", "cbc"),
-                                    time_limit=options.get("time_limit"))
-            elif decoder == "beam":
-                from dualdecomp.solvers.transducer.lm_beam import beam_decode
-
-                result = beam_decode(comps, length, beam=int(options.get("beam", 100)))
-            else:
-                result = decode(comps, length=length, **options)
+            result = decoder(comps, length, options)
             out.append(Compression(sentence, result, note))
         return out
 

@@ -34,10 +34,12 @@ exact-length DP provide one at every λ (their exact-length solution under the c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from dualdecomp.core.solution import Solution
 from dualdecomp.engine.joint import JointProblem
 from dualdecomp.engine.options import DecodeOptions
 from dualdecomp.engine.subgradient import offer_exact_length, run_subgradient
@@ -76,13 +78,84 @@ class Bisection:
     lam: float
 
 
+def search_exact_multiplier(solve: Callable[[float], Solution], length: int,
+                            max_solves: int = 60) -> tuple[Solution, float, list[Solution]]:
+    """The multiplier search above for one *exact* solver of ``max_z F(z) − λ|z|`` (no decomposition).
+
+    Doubling steps bracket the length, then the crossing points of the bracketing optima's lines
+    ``F(z) − λ|z|`` are tried (:func:`_cross`). Stops at an optimum of the right length, on a duality gap
+    (the optimum at a crossing lies on both lines, or the lines cross at an evaluated end), or after
+    ``max_solves`` calls. Used where a model trains against one exact solver (the dependency parser).
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(lam) -> Solution``: an exact optimum of ``F(z) − lam·|z|`` (``.score`` includes the
+        ``−lam·|z|`` term; ``.length`` is |z|).
+    length : int
+        Required number of kept tokens.
+    max_solves : int
+        Cap on ``solve`` calls.
+
+    Returns
+    -------
+    solution : Solution
+        The optimum of the right length if found, else the one of the closest length (ties: longer).
+    lam : float
+        The multiplier it was found at.
+    seen : list of Solution
+        Every optimum computed (``len(seen)`` calls).
+    """
+    seen: list[tuple[float, Solution]] = []
+
+    def run(lam: float) -> tuple[Line, Solution]:
+        sol = solve(lam)
+        seen.append((lam, sol))
+        return Line(lam, float(sol.length), sol.score + lam * sol.length, None), sol  # own score F(z)
+
+    def done(lam: float, sol: Solution) -> tuple[Solution, float, list[Solution]]:
+        return sol, lam, [x for _, x in seen]
+
+    line, sol = run(0.0)
+    lo = line if sol.length > length else None  # optimum longer than wanted: λ too small
+    hi = line if sol.length < length else None
+    if lo is None and hi is None:
+        return done(0.0, sol)
+    step = 1.0
+    while (lo is None or hi is None) and len(seen) < max_solves:
+        lam = (lo.lam + step) if hi is None else (hi.lam - step)
+        step *= 2.0
+        line, sol = run(lam)
+        if sol.length == length:
+            return done(lam, sol)
+        if sol.length > length:
+            lo = line
+        else:
+            hi = line
+    while lo is not None and hi is not None and len(seen) < max_solves:
+        lam = _cross(lo, hi)
+        if not lo.lam < lam < hi.lam:
+            break  # the lines cross at an evaluated end: that end is the dual minimiser (a gap)
+        line, sol = run(lam)
+        if sol.length == length:
+            return done(lam, sol)
+        if sol.score <= lo.value - lam * lo.size + _tol(sol.score):
+            break  # the optimum at the crossing lies on both lines: no λ gives the length (a gap)
+        if sol.length > length:
+            lo = line
+        else:
+            hi = line
+    lam, sol = min(seen, key=lambda ls: (abs(ls[1].length - length), -ls[1].length))
+    return done(lam, sol)
+
+
 def _tol(x: float) -> float:
     return 1e-9 * max(1.0, abs(x))
 
 
 def _cross(a: Line, b: Line) -> float:
     """λ where the lines of two exact solutions of different sizes meet."""
-    return (a.value - b.value) / (a.size - b.size)  # type: ignore[operator]
+    return (a.value - b.value) / (a.size - b.size)  # type: ignore[operator]  # exact lines: value set
 
 
 def bisect(problem: JointProblem, tracker: Tracker, node: Node, options: DecodeOptions,

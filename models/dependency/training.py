@@ -21,24 +21,23 @@ may be) and is lifted the same way. :class:`GoldStats` counts each case; the cou
 Decoding in the loop
 --------------------
 ``dualdecomp.solvers.dependency.solver.solve(A, S=S)`` decides the kept set and the tree jointly. At free
-length it is used
-as is (``lam = 0``; the ``keep_bias`` feature learns the length). At gold length (``length_mode="gold"``,
-the default, as evaluation is at gold length) the length constraint is relaxed with the parser's ``lam``
-argument (the note's section 6): the kept length of the argmax at ``lam`` is non-increasing in ``lam``,
-and :func:`search_multiplier` searches ``lam`` as :mod:`dualdecomp.engine.length` does — doubling steps to
-bracket the length, then the point where the lines ``F(z) − lam·|z|`` of the two bracketing optima
-cross (this ends: there are finitely many lines and each new optimum lies above both). An optimum found
-this way with exactly the gold length is the best structure of that length. But the best score as a
-function of the length is often not concave for this model (keeping a word can require keeping its
-head), so often no ``lam`` gives the gold length (a duality gap: about half of the sentences in our
-runs). Then :func:`decode_at_length` hands the exact-length problem to the engine,
-``dualdecomp.decode([Dependency(A, S=S)], length=L)`` — the same multiplier plus branch and bound on
-positions with forcing u-terms, which certifies optimality — and takes the best tree over its kept
-tokens (:func:`best_tree`: the parser with ``u = +M`` on kept and ``-inf`` on dropped tokens). Only if
-that finds no keep of the length (time limit) is the structure of the closest length used (ties: the
+length it is used as is (``lam = 0``; the ``keep_bias`` feature learns the length). At gold length
+(``length_mode="gold"``, the default, as evaluation is at gold length) the length constraint is relaxed with
+the parser's ``lam`` argument (the note's section 6): the kept length of the argmax at ``lam`` is
+non-increasing in ``lam``, and :func:`search_multiplier` searches ``lam`` with
+:func:`dualdecomp.engine.length.search_exact_multiplier` — doubling steps to bracket the length, then the
+point where the lines ``F(z) − lam·|z|`` of the two bracketing optima cross (this ends: there are finitely
+many lines and each new optimum lies above both). An optimum found this way with exactly the gold length is
+the best structure of that length. But the best score as a function of the length is often not concave for
+this model (keeping a word can require keeping its head), so often no ``lam`` gives the gold length (a
+duality gap: about half of the sentences in our runs). Then :func:`decode_at_length` hands the exact-length
+problem to the engine, ``dualdecomp.decode([Dependency(A, S=S)], length=L)`` — the same multiplier plus
+branch and bound on positions with forcing u-terms, which certifies optimality — and takes the best tree
+over its kept tokens (:func:`best_tree`: the parser with ``u = +M`` on kept and ``-inf`` on dropped tokens).
+Only if that finds no keep of the length (time limit) is the structure of the closest length used (ties: the
 longer one). ``engine_in_loop=False`` skips the engine inside the perceptron loop (faster; the update is
-then made against the closest length); dev scoring always uses it. The shares of exact and certified
-decodes are logged.
+then made against the closest length); dev scoring always uses it. The shares of exact and certified decodes
+are logged.
 
 Epoch selection
 ---------------
@@ -65,6 +64,7 @@ from dualdecomp.data.jsonl import CorpusItem, read_corpora
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decode import decode
+from dualdecomp.engine.length import search_exact_multiplier
 from dualdecomp.models.dependency.features import DependencyFeatures, ancestry, keep_bias_index
 from dualdecomp.models.dependency.model import DependencyModel
 from dualdecomp.models.joint.length_calibration import bisect_rate
@@ -308,19 +308,8 @@ def search_multiplier(A: np.ndarray, S: np.ndarray | None, length: int,
                       max_solves: int = 60) -> tuple[Solution, float, list[Solution]]:
     """Search the parser's length multiplier for an optimum with ``length`` kept tokens.
 
-    Doubling steps bracket the length, then the crossing points of the bracketing optima's lines
-    ``F(z) − lam·|z|`` are tried (module docstring). Stops at an optimum of the right length, on a duality
-    gap (the optimum at a crossing lies on both lines, or the lines cross at an evaluated end), or after
-    ``max_solves`` parser calls.
-
-    Parameters
-    ----------
-    A, S : numpy.ndarray
-        Potentials of ``dualdecomp.solvers.dependency.solver.solve`` (S may be None).
-    length : int
-        Required number of kept tokens.
-    max_solves : int
-        Cap on parser calls.
+    :func:`dualdecomp.engine.length.search_exact_multiplier` over the parser
+    (``solve(A, S=S, lam=lam)``, whose own score is ``score + lam·|z|``).
 
     Returns
     -------
@@ -331,48 +320,7 @@ def search_multiplier(A: np.ndarray, S: np.ndarray | None, length: int,
     seen : list of Solution
         Every optimum computed (``len(seen)`` parser calls).
     """
-    seen: list[tuple[float, Solution]] = []
-
-    def run(lam: float) -> tuple[float, Solution, float]:
-        sol = solve(A, S=S, lam=lam)
-        seen.append((lam, sol))
-        return lam, sol, sol.score + lam * sol.length  # own score F(z)
-
-    def done(lam: float, sol: Solution) -> tuple[Solution, float, list[Solution]]:
-        return sol, lam, [x for _, x in seen]
-
-    cur = run(0.0)
-    lo = cur if cur[1].length > length else None  # optimum longer than wanted: lam too small
-    hi = cur if cur[1].length < length else None
-    if lo is None and hi is None:
-        return done(0.0, cur[1])
-    step = 1.0
-    while (lo is None or hi is None) and len(seen) < max_solves:
-        lam = (lo[0] + step) if hi is None else (hi[0] - step)
-        step *= 2.0
-        cur = run(lam)
-        if cur[1].length == length:
-            return done(lam, cur[1])
-        if cur[1].length > length:
-            lo = cur
-        else:
-            hi = cur
-    while lo is not None and hi is not None and len(seen) < max_solves:
-        (l_lam, l_sol, l_f), (h_lam, h_sol, h_f) = lo, hi
-        lam = (l_f - h_f) / (l_sol.length - h_sol.length)
-        if not l_lam < lam < h_lam:
-            break  # the lines cross at an evaluated end: that end is the dual minimiser (a gap)
-        cur = run(lam)
-        if cur[1].length == length:
-            return done(lam, cur[1])
-        if cur[1].score <= l_f - lam * l_sol.length + 1e-9 * max(1.0, abs(cur[1].score)):
-            break  # the optimum at the crossing lies on both lines: no lam gives the length (a gap)
-        if cur[1].length > length:
-            lo = cur
-        else:
-            hi = cur
-    lam, sol = min(seen, key=lambda ls: (abs(ls[1].length - length), -ls[1].length))
-    return done(lam, sol)
+    return search_exact_multiplier(lambda lam: solve(A, S=S, lam=lam), length, max_solves)
 
 
 def best_tree(A: np.ndarray, S: np.ndarray | None, keep: np.ndarray) -> np.ndarray:

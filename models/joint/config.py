@@ -36,11 +36,11 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.sentence import Sentence
+from dualdecomp.engine.decoders import DECODERS
+from dualdecomp.models.registry import get_kind, kind_names
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
-KINDS = ("bigram", "lm", "dependency", "transducer")
-DECODERS = ("dd", "ilp", "beam")
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
         raise ModelError(f"{where}: components must be a non-empty list")
     parsed = []
     for i, c in enumerate(comps):
-        if not isinstance(c, dict) or c.get("kind") not in KINDS or not isinstance(c.get("path"), str):
-            raise ModelError(f"{where}: component {i} needs a kind in {KINDS} and a path")
+        if not isinstance(c, dict) or c.get("kind") not in kind_names() or not isinstance(c.get("path"), str):
+            raise ModelError(f"{where}: component {i} needs a kind in {kind_names()} and a path")
         weight = c.get("weight", 1.0)
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not np.isfinite(weight) \
                 or weight <= 0:
@@ -98,8 +98,8 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     if not isinstance(decode, dict):
         raise ModelError(f"{where}: decode must be an object")
     decoder = decode.get("decoder", "dd")
-    if decoder not in DECODERS:
-        raise ModelError(f"{where}: decode.decoder must be one of {DECODERS}, not {decoder!r}")
+    if not isinstance(decoder, str) or decoder not in DECODERS:
+        raise ModelError(f"{where}: decode.decoder must be one of {tuple(DECODERS)}, not {decoder!r}")
     if decoder == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
         raise ModelError(f"{where}: the beam decoder needs exactly one transducer and one lm component")
     beam = decode.get("beam", 100)
@@ -159,22 +159,7 @@ class JointModel:
         return p
 
     def _load(self, c: ComponentSpec):
-        path = self._resolve(c.path)
-        if c.kind == "bigram":
-            from dualdecomp.models.bigram.store import load_model
-
-            return load_model(path)
-        if c.kind == "lm":
-            from dualdecomp.models.lm.model import load_lm
-
-            return load_lm(path)
-        if c.kind == "transducer":
-            from dualdecomp.models.transducer.model import load_t3
-
-            return load_t3(path)
-        from dualdecomp.models.dependency.store import load_dependency_model
-
-        return load_dependency_model(path)
+        return get_kind(c.kind).load(self._resolve(c.path))
 
     def components(self, sentence: Sentence, length_bias: float | None = None) -> tuple[list, str | None]:
         """The weighted components of ``sentence`` and a note when the long-sentence fallback is used.
@@ -191,13 +176,7 @@ class JointModel:
         out = []
         for k in chosen:
             spec, model = cfg.components[k], self.models[k]
-            if spec.kind == "lm":
-                unit = model.trigram_tensor(sentence.tokens)
-            elif spec.kind == "transducer":
-                unit = model.component(sentence)
-            else:
-                unit = model.potentials(sentence)
-            out.append(weighted_component(spec.kind, unit, spec.weight))
+            out.append(weighted_component(spec.kind, get_kind(spec.kind).unit(model, sentence), spec.weight))
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
 
@@ -205,26 +184,11 @@ class JointModel:
 def weighted_component(kind: str, unit, weight: float):
     """The decoding component of one kind whose score is ``weight`` × the model's score.
 
-    ``unit`` is the model's output at weight 1: the bigram potentials B (``bigram``), the trigram tensor
-    T (``lm``), the pair (A, S) (``dependency``) or a
-    :class:`~dualdecomp.solvers.transducer.solver.Transducer`
-    (``transducer``: every hyperedge score is scaled).
+    ``unit`` is the model's output at weight 1 (:attr:`ComponentKind.unit
+    <dualdecomp.models.registry.ComponentKind>`): the bigram potentials B (``bigram``), the trigram tensor
+    T (``lm``), the pair (A, S) (``dependency``) or a T3 component (``transducer``).
     """
-    from dualdecomp.solvers.bigram.solver import Bigram
-    from dualdecomp.solvers.dependency.solver import Dependency
-    from dualdecomp.solvers.ngram.solver import Trigram
-    from dualdecomp.solvers.transducer.solver import Transducer
-
-    if kind == "bigram":
-        return Bigram(weight * unit)
-    if kind == "lm":
-        return Trigram(weight * unit)
-    if kind == "transducer":
-        return Transducer.from_hypergraph(unit.hypergraph, weight * unit.edge_score)
-    if kind == "dependency":
-        A, S = unit
-        return Dependency(weight * A, S=None if S is None else weight * S)
-    raise ModelError(f"unknown component kind {kind!r}")
+    return get_kind(kind).weighted(unit, weight)
 
 
 def with_length_bias(components: list, bias: float) -> list:
