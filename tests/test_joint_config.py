@@ -10,7 +10,7 @@ import pytest
 
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.errors import ModelError
-from dualdecomp.models.bigram.store import default_model_dir
+from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
 
 

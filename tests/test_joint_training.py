@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.bigram.store import default_model_dir, load_model
+from dualdecomp.data.locations import default_model_dir
+from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.dependency.store import load_dependency_model
 from dualdecomp.models.dependency.training import best_tree
 from dualdecomp.models.joint.training import (

@@ -100,7 +100,7 @@ def test_missing_t3_model_is_a_model_error(joint_t3, tmp_path) -> None:
 
 
 def test_beam_decoder_is_approximate_and_never_beats_the_certified_dd(joint_t3, parsed_dev, tmp_path) -> None:
-    from dualdecomp.models.bigram.store import default_model_dir
+    from dualdecomp.data.locations import default_model_dir
 
     d = tmp_path / "t3lm"
     shutil.copytree(joint_t3 / "t3", d / "t3")

@@ -127,7 +127,7 @@ def _compressor(path):
 def test_damaged_models(tiny_model, tmp_path, damage, capsys) -> None:
     import shutil
 
-    from dualdecomp.models.bigram.store import default_model_dir
+    from dualdecomp.data.locations import default_model_dir
 
     model = tmp_path / "m"
     shutil.copytree(tiny_model, model)

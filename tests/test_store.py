@@ -87,7 +87,7 @@ def test_missing_directory_and_json(tmp_path) -> None:
 
 
 def test_default_model_loads_and_is_small() -> None:
-    from dualdecomp.models.bigram.store import default_model_dir
+    from dualdecomp.data.locations import default_model_dir
 
     d = default_model_dir()
     m = load_model(d)

@@ -12,10 +12,11 @@ import numpy as np
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
 from dualdecomp.data.detokenize import detokenize
+from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import get_decoder
 from dualdecomp.models.bigram.model import BigramModel
-from dualdecomp.models.bigram.store import default_model_dir, load_model
+from dualdecomp.models.bigram.store import load_model
 from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
 from dualdecomp.solvers.bigram.solver import Bigram
 

@@ -8,38 +8,19 @@ problem is a :class:`~dualdecomp.core.errors.ModelError` with a clear message.
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
-import zipfile
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
+from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.bigram.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
 from dualdecomp.models.bigram.model import BigramModel
 
 FORMAT = "dualdecomp-model"
 VERSION = 1
-
-
-def default_model_dir() -> Path:
-    """The directory of the embedded default model (inside the installed ``data`` package)."""
-    return Path(str(resources.files("dualdecomp.data") / "default_model"))
-
-
-def atomic_write_bytes(path: Path, write) -> None:
-    """Write a file atomically: ``write(handle)`` into a temporary file beside it, then rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: str | None = None) -> Path:
@@ -82,15 +63,12 @@ def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: s
 
 def save_weights(directory: Path, weights: np.ndarray) -> None:
     """Write the non-zero weights as ``weights.npz`` (indices int64, values float64), atomically."""
-    nz = np.flatnonzero(weights)
-    atomic_write_bytes(directory / "weights.npz", lambda fh: np.savez_compressed(
-        fh, indices=nz.astype(np.int64), values=weights[nz].astype(np.float64)))
+    write_sparse_weights(directory / "weights.npz", weights)
 
 
 def write_spec(directory: Path, spec: dict) -> None:
     """Write ``model.json`` (sorted keys, indented), atomically."""
-    text = json.dumps(spec, indent=2, sort_keys=True) + "\n"
-    atomic_write_bytes(directory / "model.json", lambda fh: fh.write(text.encode("utf-8")))
+    write_json(directory / "model.json", spec)
 
 
 def read_spec(directory: Path, kind: str) -> dict:
@@ -107,12 +85,7 @@ def read_spec(directory: Path, kind: str) -> dict:
     path = directory / "model.json"
     if not directory.is_dir():
         raise ModelError(f"model directory not found: {directory}")
-    try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ModelError(f"{path}: missing (not a dualdecomp model directory)") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+    spec = read_json(path, "missing (not a dualdecomp model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise ModelError(f"{path}: not a dualdecomp model (format field missing or wrong)")
     if spec.get("version") != VERSION:
@@ -145,26 +118,7 @@ def _read_spec(directory: Path) -> dict:
 
 def read_weights(path: Path, size: int) -> np.ndarray:
     """Read and validate a sparse ``weights.npz`` into a dense vector of ``size`` (ModelError if bad)."""
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            indices = np.asarray(npz["indices"])
-            values = np.asarray(npz["values"])
-    except FileNotFoundError as exc:
-        raise ModelError(f"{path}: missing") from exc
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelError(f"{path}: corrupted or not a weights file ({exc})") from exc
-    if indices.ndim != 1 or values.shape != indices.shape:
-        raise ModelError(f"{path}: indices and values must be 1-d arrays of the same length")
-    if not np.issubdtype(indices.dtype, np.integer) or not np.issubdtype(values.dtype, np.floating):
-        raise ModelError(f"{path}: indices must be integers and values floats")
-    if indices.size and (indices.min() < 0 or indices.max() >= size):
-        raise ModelError(f"{path}: weight index out of range for 2**hash_bits = {size}")
-    if not np.all(np.isfinite(values)):
-        raise ModelError(f"{path}: weights contain NaN or infinity")
-    weights = np.zeros(size)
-    weights[indices] = values
-    weights[0] = 0.0
-    return weights
+    return read_sparse_weights(path, size)
 
 
 def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:

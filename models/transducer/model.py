@@ -8,7 +8,6 @@ Everything is validated on load (ModelError).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
 from dualdecomp.models.transducer.features import RuleFeaturizer
@@ -106,11 +106,9 @@ def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     save_grammar(model.grammar, out / GRAMMAR_FILE)
-    nz = np.flatnonzero(model.weights)
-    np.savez_compressed(out / "weights.npz", indices=nz.astype(np.int64), values=model.weights[nz])
-    spec = {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
-            "lm_weight": model.lm_weight, "meta": model.meta}
-    (out / "model.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_sparse_weights(out / "weights.npz", model.weights)
+    write_json(out / "model.json", {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
+                                    "lm_weight": model.lm_weight, "meta": model.meta})
     return out
 
 
@@ -135,12 +133,7 @@ def _cached_grammar(path: Path) -> Grammar:
 def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     """Read and validate a model directory written by :func:`save_t3`."""
     d = Path(directory)
-    try:
-        spec = json.loads((d / "model.json").read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ModelError(f"{d}: not a T3 model directory (model.json missing)") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{d}/model.json: unreadable ({exc})") from exc
+    spec = read_json(d / "model.json", "missing (not a T3 model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT or spec.get("version") != VERSION:
         raise ModelError(f"{d}/model.json: not a {FORMAT} version {VERSION} model")
     bits = spec.get("hash_bits")
@@ -151,16 +144,5 @@ def load_t3(directory: str | os.PathLike[str]) -> T3Model:
         raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
     plain, packed = d / "grammar.json", d / GRAMMAR_FILE
     grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
-    try:
-        with np.load(d / "weights.npz", allow_pickle=False) as z:
-            idx, val = z["indices"], z["values"]
-    except (OSError, KeyError, ValueError) as exc:
-        raise ModelError(f"{d}/weights.npz: unreadable ({exc})") from exc
-    size = 1 << bits
-    if idx.shape != val.shape or idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= size)):
-        raise ModelError(f"{d}/weights.npz: indices/values malformed")
-    if not np.isfinite(val).all():
-        raise ModelError(f"{d}/weights.npz: non-finite weights")
-    w = np.zeros(size)
-    w[idx.astype(np.int64)] = val
+    w = read_sparse_weights(d / "weights.npz", 1 << bits)
     return T3Model(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import atomic_write_bytes
 
 __all__ = ["NODE", "VAR", "WORD", "Frag", "Grammar", "GrammarConfig", "Rule", "format_frag", "load_grammar",
            "parse_frag", "save_grammar"]
@@ -331,11 +332,10 @@ def save_grammar(grammar: Grammar, path: str | os.PathLike[str]) -> Path:
         "rules": [{"source": format_frag(r.source), "target": format_frag(r.target),
                    "kinds": sorted(r.kinds), "count": r.count} for r in grammar.rules],
     }
-    tmp = out.with_name(f".{out.name}.tmp")
     data = (json.dumps(doc, ensure_ascii=False) + "\n").encode("utf-8")
     # mtime=0: the same grammar always gives the same bytes
-    tmp.write_bytes(gzip.compress(data, mtime=0) if out.suffix == ".gz" else data)
-    os.replace(tmp, out)
+    payload = gzip.compress(data, mtime=0) if out.suffix == ".gz" else data
+    atomic_write_bytes(out, lambda fh: fh.write(payload))
     return out
 
 

@@ -61,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _lm_path(option: str) -> Path | None:
     """The KenLM file of ``--lm``: 'default' (the embedded LM), 'none' (None) or a path."""
-    from dualdecomp.models.bigram.store import default_model_dir
+    from dualdecomp.data.locations import default_model_dir
 
     if option == "default":
         return default_model_dir() / "lm.binary"
@@ -93,7 +93,8 @@ def _train_dependency(args: argparse.Namespace, log) -> int:
 
 def _train_joint(args: argparse.Namespace, log) -> int:
     from dualdecomp.core.progress import progress_factory
-    from dualdecomp.models.bigram.store import default_model_dir, load_model, save_model
+    from dualdecomp.data.locations import default_model_dir
+    from dualdecomp.models.bigram.store import load_model, save_model
     from dualdecomp.models.dependency.store import load_dependency_model, save_dependency_model
     from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
     from dualdecomp.models.joint.training import JointTrainingConfig, train_joint
