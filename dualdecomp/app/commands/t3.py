@@ -1,12 +1,12 @@
 """``dualdecomp t3``: train and evaluate the tree transducer (Cohn & Lapata 2009) on a C&L corpus.
 
 ``t3 train --train FILE --dev FILE --out DIR``: parse both sides with spaCy, convert to phrase structure,
-extract the STSG, find gold derivations (maximum rules), train the rule weights (loss-augmented
-large-margin SGD, or the averaged perceptron), choose the epoch on dev (token F1 at free length) and
-save the model. ``--loss`` picks the SSVM loss of Cohn & Lapata §3.6
-(``dualdecomp.models.transducer.losses``):
-token/cfg are exact; ngram/edit/f1 use dual decomposition, exact when certified (the number of
-uncertified, APPROXIMATE loss-augmented steps is logged and saved in the model meta).
+extract the STSG, find gold derivations (maximum rules), train the rule weights (loss-augmented large-margin
+SGD, or the averaged perceptron), choose λ and the epoch on dev (bigram F1 at gold length) and save the
+model (:mod:`dualdecomp.models.transducer.pipeline`). ``--loss`` picks the SSVM loss of Cohn & Lapata §3.6
+(``dualdecomp.models.transducer.losses``): token/cfg are exact; ngram/edit/f1 use dual decomposition, exact
+when certified (the number of uncertified, APPROXIMATE loss-augmented steps is logged and saved in the model
+meta).
 
 ``t3 evaluate --model DIR --dev FILE``: CR, token F1, bigram F1 and GR-F1 on the dev file for
 
@@ -23,8 +23,6 @@ import json
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 from dualdecomp.core.errors import InputError, SolverError
 
@@ -78,120 +76,19 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _dev_gold_bigram_f1(transducers, items, keep_at) -> float:
-    """Mean dev bigram F1 at each reference's length (the project's selection criterion).
-
-    ``keep_at(t3, length)`` decodes one sentence at a length. Selecting on free-length F1 instead would
-    reward models that keep more words (keeping every word scores higher than any trained model on token
-    F1 at free length), so hyper-parameters are chosen at gold length.
-    """
-    from dualdecomp.models.metrics import at_reference_lengths
-
-    return float(np.mean([at_reference_lengths(item.text, [list(r) for r in item.compressions],
-                                               lambda length, t3=t3: keep_at(t3, length))
-                          for t3, item in zip(transducers, items, strict=True)]))
-
-
-def _chart_keep(t3, length: int) -> np.ndarray:
-    """The exact T3 chart at ``length`` (the closest feasible length when the grammar cannot reach it)."""
-    table = t3.solve_lengths()
-    feasible = np.flatnonzero(np.isfinite(table))
-    closest = int(feasible[np.argmin(np.abs(feasible - length))])
-    return t3.solve(length=closest).keep
-
-
 def _train(args) -> int:
-    from dualdecomp.data.jsonl import read_corpus
-    from dualdecomp.models.transducer.data import tree_pairs
-    from dualdecomp.models.transducer.extraction import extract_grammar
-    from dualdecomp.models.transducer.model import T3Model, save_t3
-    from dualdecomp.models.transducer.training import TrainConfig, TrainStats, make_example, train
-    from dualdecomp.solvers.transducer.grammar import GrammarConfig
+    from dualdecomp.models.transducer.model import save_t3
+    from dualdecomp.models.transducer.pipeline import T3TrainingSettings, train_t3_model
 
+    settings = T3TrainingSettings(
+        train=tuple(args.train), dev=tuple(args.dev), depth=args.depth, method=args.method,
+        lams=tuple(args.lam), epochs=args.epochs, loss=args.loss, limit=args.limit, hash_bits=args.hash_bits,
+        lm=None if not args.lm or args.lm == "none" else args.lm, seed=args.seed)
     t0 = time.time()
-    items = [it for f in args.train for it in read_corpus(f)]
-    if args.limit:
-        items = items[: args.limit]
-    dev = [it for f in args.dev for it in read_corpus(f) if it.compressions]
-    pairs = tree_pairs(items)
-    dev_pairs = tree_pairs(dev)
-    _log(f"parsed {len(items)} train / {len(dev)} dev sentences ({time.time() - t0:.0f}s)")
-    config = GrammarConfig(depth=args.depth)
-    grammar, failed = extract_grammar([(p.source, t) for p in pairs for t in (*p.targets, None)], config)
-    _log(f"grammar: {len(grammar)} rules ({failed} pairs not extractable) ({time.time() - t0:.0f}s)")
-    examples = []
-    skipped = 0
-    for p in pairs:
-        for t in p.targets:
-            ex = make_example(p.source, t, grammar) if t is not None else None
-            if ex is None:
-                skipped += 1
-            else:
-                examples.append(ex)
-    _log(f"{len(examples)} training pairs with a gold derivation ({skipped} skipped) "
-         f"({time.time() - t0:.0f}s)")
-    from dualdecomp.models.transducer.features import RuleFeaturizer
-    from dualdecomp.models.transducer.training import edge_scores
-    from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
-
-    dev_hgs = [build_hypergraph(p.source, grammar) for p in dev_pairs]
-    best = (-np.inf, None, None)
-    stats = TrainStats()
-    for lam in args.lam if args.method == "ssvm" else [0.0]:
-        feats = RuleFeaturizer(args.hash_bits)
-
-        def on_epoch(epoch, w, lam=lam, feats=feats):
-            t3s = [Transducer.from_hypergraph(hg, edge_scores(hg, w, feats)) for hg in dev_hgs]
-            s = _dev_gold_bigram_f1(t3s, dev, _chart_keep)
-            _log(f"  {args.method} lam={lam:g} epoch {epoch + 1}: dev bigram F1 at gold length {100 * s:.1f} "
-                 f"({time.time() - t0:.0f}s)")
-            return s
-
-        cfg = TrainConfig(method=args.method, epochs=args.epochs, lam=lam, hash_bits=args.hash_bits,
-                          seed=args.seed, loss=args.loss)
-        w, scores = train(examples, cfg, on_epoch=on_epoch, stats=stats)
-        if max(scores) > best[0]:
-            best = (max(scores), w, {"lam": lam, "epoch": int(np.argmax(scores)) + 1})
-    meta = {"train": [Path(f).name for f in args.train], "dev": [Path(f).name for f in args.dev],
-            "sentences": len(items),
-            "pairs": len(examples), "skipped_pairs": skipped, "method": args.method, "depth": args.depth,
-            "selected": best[2], "dev_bigram_f1_gold_length": best[0], "loss": args.loss,
-            "loss_augmented": stats.augmented, "loss_augmented_uncertified": stats.uncertified}
-    if args.method == "ssvm":
-        _log(f"loss-augmented argmaxes ({args.loss}): {stats.augmented}, of which {stats.uncertified} "
-             f"uncertified (APPROXIMATE); {stats.decodes} engine runs")
-    model = T3Model(grammar, best[1], args.hash_bits, 1.0, meta)
-    if args.lm and args.lm != "none":
-        model.lm_weight = _tune_lm_weight(model, dev_pairs, dev, args.lm)
-        meta["lm_weight_selected_on"] = "dev bigram F1 at gold length (beam 20)"
+    model = train_t3_model(settings, log=_log)
     save_t3(model, args.out)
     _log(f"saved {args.out} ({time.time() - t0:.0f}s)")
     return 0
-
-
-def _tune_lm_weight(model, dev_pairs, dev, lm_path: str) -> float:
-    """Pick the LM weight of the (approximate) beam search on dev bigram F1 at gold length (beam 20)."""
-    from dualdecomp.models.lm.model import LanguageModel
-    from dualdecomp.solvers.transducer.lm_beam import beam_search
-
-    lm = LanguageModel(lm_path)
-    t3s = [model.transducer(p.source) for p in dev_pairs]
-    tensors = [lm.trigram_tensor(it.text) for it in dev]
-    best = (-np.inf, 1.0)
-    for weight in (0.25, 0.5, 1.0, 2.0):
-        tensor_of = {id(t3): T for t3, T in zip(t3s, tensors, strict=True)}
-
-        def beam_at(t3, length, weight=weight, tensor_of=tensor_of):
-            try:
-                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20, length=length).keep
-            except SolverError:  # the grammar cannot reach this length: the free-length beam
-                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20).keep
-
-        s = _dev_gold_bigram_f1(t3s, dev, beam_at)
-        _log(f"  LM weight {weight}: dev bigram F1 at gold length (beam 20, APPROXIMATE) {100 * s:.1f}")
-        if s > best[0]:
-            best = (s, weight)
-    return best[1]
 
 
 def _evaluate(args) -> int:
