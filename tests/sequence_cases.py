@@ -1,15 +1,17 @@
-"""Random instances and oracle checks shared by the bigram and trigram solver tests."""
+"""Random instances, oracle checks and an ILP harness shared by the path-solver tests."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
+import pulp
 import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import SolverError
+from dualdecomp.core.ilp_vars import binary_var
 from tests.oracles import bruteforce
 
 Score = Callable[..., float]
@@ -105,3 +107,26 @@ def solve_or_none(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except SolverError:
         return None
+
+
+def ilp_argmax(components, n: int, u: np.ndarray | None, length: int | None):
+    """(keep, objective) of the components' ``to_ilp`` formulations plus ``u`` solved by CBC; (None, None)
+    if infeasible."""
+    prob = pulp.LpProblem("test", pulp.LpMaximize)
+    keep_vars = [binary_var(prob, f"keep_{k}") for k in range(1, n + 1)]
+    objective = pulp.lpSum(c.to_ilp(prob, keep_vars) for c in components)
+    if u is not None:
+        objective += pulp.lpSum(float(u[k]) * keep_vars[k] for k in range(n) if np.isfinite(u[k]))
+        for k in range(n):
+            if u[k] == -np.inf:
+                prob += keep_vars[k] == 0
+    if length is not None:
+        prob += pulp.lpSum(keep_vars) == length
+    prob += objective
+    status = prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    if pulp.LpStatus[status] == "Infeasible":
+        return None, None
+    assert pulp.LpStatus[status] == "Optimal"
+    keep = np.array([round(v.value()) == 1 for v in keep_vars], dtype=bool)
+    value = pulp.value(objective)
+    return keep, 0.0 if value is None else float(value)
