@@ -308,17 +308,9 @@ def search_multiplier(A: np.ndarray, S: np.ndarray | None, length: int,
                       max_solves: int = 60) -> tuple[Solution, float, list[Solution]]:
     """Search the parser's length multiplier for an optimum with ``length`` kept tokens.
 
-    :func:`dualdecomp.engine.length.search_exact_multiplier` over the parser
-    (``solve(A, S=S, lam=lam)``, whose own score is ``score + lam·|z|``).
-
-    Returns
-    -------
-    solution : Solution
-        The optimum of the right length if found, else the one of the closest length (ties: longer).
-    lam : float
-        The multiplier it was found at.
-    seen : list of Solution
-        Every optimum computed (``len(seen)`` parser calls).
+    :func:`dualdecomp.engine.length.search_exact_multiplier` (same returns: the solution, its multiplier
+    and every optimum computed) over the parser ``solve(A, S=S, lam=lam)``, whose own score is
+    ``score + lam·|z|``; ``max_solves`` caps the parser calls.
     """
     return search_exact_multiplier(lambda lam: solve(A, S=S, lam=lam), length, max_solves)
 
