@@ -7,7 +7,7 @@ potentials of the same sizes when it cannot be loaded, which the ``setup`` line 
 trigram tensor of ``data/default_model/lm.binary``, at free length and at each sentence's gold length
 (the first reference compression).
 
-Prints one JSON line per measurement (DESIGN.md §3), every ratio from this run:
+Prints one JSON line per measurement (docs/architecture.md §3), every ratio from this run:
 
 * ``"kind": "setup"`` — data, model and LM used;
 * ``"kind": "certificates"`` — for each length setting, length method, iteration budget (50, 200, 1000)

@@ -1,6 +1,6 @@
 """Benchmark of the exact solvers' numba kernels (single thread).
 
-Prints one JSON line per measurement (DESIGN.md §3):
+Prints one JSON line per measurement (docs/architecture.md §3):
 
 * ``"kind": "first_call"`` — the first call of each case in this process: numba compilation, or loading
   the on-disk cache (``"numba_cache"`` says which), plus one solve;

@@ -2,7 +2,7 @@
 
 The alignment is a minimum edit with deletions only: the longest common subsequence of the two token
 sequences (compression tokens that cannot be matched are left unaligned). Among the alignments of maximum
-size, each compression token is aligned to its *last* possible source occurrence (DESIGN.md §1).
+size, each compression token is aligned to its *last* possible source occurrence (docs/architecture.md §1).
 """
 
 from __future__ import annotations

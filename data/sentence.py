@@ -11,8 +11,8 @@ from dualdecomp.core.errors import InputError
 class Sentence:
     """A parsed sentence.
 
-    Token positions inside dualdecomp are 1..n (DESIGN.md §2); the Python lists here are 0-based, so
-    token k is ``tokens[k - 1]``.
+    Token positions inside dualdecomp are 1..n (docs/architecture.md §2); the Python lists here are 0-based,
+    so token k is ``tokens[k - 1]``.
 
     Attributes
     ----------

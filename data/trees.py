@@ -1,4 +1,4 @@
-"""Phrase-structure trees and the dependency → phrase-structure conversion (DESIGN.md §1).
+"""Phrase-structure trees and the dependency → phrase-structure conversion (docs/architecture.md §1).
 
 A :class:`Tree` node is either a *leaf* (a terminal: ``label`` is the word, ``index`` its 0-based token
 position, no children) or an internal node (``label`` a non-terminal, ``index == -1``, at least one child).

@@ -9,7 +9,7 @@ compressions of the same source):
   with the boundary markers ``<s> … </s>``. The padding is a choice: it gives one-token and empty
   compressions bigrams (``<s> w``, ``w </s>``; ``<s> </s>``), so every compression, including the empty
   one, is scored by the same formula, and it rewards getting the first and the last kept word right
-  (like the bigram component of the compression models, DESIGN.md §2). Markers are represented by
+  (like the bigram component of the compression models, docs/architecture.md §2). Markers are represented by
   ``None`` so they can never coincide with a real token. Numbers are therefore somewhat higher than
   unpadded bigram F1, especially on short compressions.
 - **GR-F1** (Clarke & Lapata 2006): F1 over the multisets of labelled dependency triples

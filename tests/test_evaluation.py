@@ -385,7 +385,7 @@ def test_command_outputs(tmp_path, gold, capsys):
 
 
 def test_keep_everything_on_broadcast_dev(tmp_path):
-    """DESIGN.md §4: keeping every word scores token F1 ≈ 84 on the broadcast corpus."""
+    """docs/architecture.md §4: keeping every word scores token F1 ≈ 84 on the broadcast corpus."""
     gold = CORPORA / "broadcast.dev.jsonl"
     rows = []
     for line in gold.read_text(encoding="utf-8").splitlines():

@@ -1,7 +1,7 @@
 """The ``dualdecomp`` command line: compress | train | evaluate | lm | t3.
 
 Errors raised on purpose (``dualdecomp.core.errors``) are printed as one line on stderr with the exit codes of
-DESIGN.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
+docs/architecture.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
 """
 
 from __future__ import annotations

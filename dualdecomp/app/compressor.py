@@ -60,7 +60,7 @@ class Compression:
         return detokenize(self.sentence, self.result.keep)
 
     def to_json(self, timing: bool = True, trace: bool = False) -> dict:
-        """The fields of one output line of ``dualdecomp compress`` (DESIGN.md §3).
+        """The fields of one output line of ``dualdecomp compress`` (docs/architecture.md §3).
 
         ``timing=False`` leaves out ``seconds``, the only field that differs between identical runs;
         ``trace=True`` adds the decoder's per-iteration ``trace`` (a list of objects).

@@ -1,4 +1,4 @@
-"""Length requests: ``N``, ``gold``, ``ratio:R``, ``file:PATH`` (DESIGN.md §4)."""
+"""Length requests: ``N``, ``gold``, ``ratio:R``, ``file:PATH`` (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The one error hierarchy of dualdecomp.
 
-The CLI maps each class to a message on stderr and an exit code (DESIGN.md §3):
+The CLI maps each class to a message on stderr and an exit code (docs/architecture.md §3):
 ``InputError`` → 2, ``ModelError`` → 3, ``SolverError`` → 4.
 """
 

@@ -1,4 +1,4 @@
-"""Typed results of the decoders (DESIGN.md §2, contract 5)."""
+"""Typed results of the decoders (docs/architecture.md §2, contract 5)."""
 
 from __future__ import annotations
 

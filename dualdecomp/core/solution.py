@@ -1,4 +1,4 @@
-"""The ``Solution`` every solver returns (DESIGN.md §2)."""
+"""The ``Solution`` every solver returns (docs/architecture.md §2)."""
 
 from __future__ import annotations
 

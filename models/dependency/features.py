@@ -1,4 +1,4 @@
-"""Hashed features of the dependency compression model (potentials of contract 3 of DESIGN.md §2).
+"""Hashed features of the dependency compression model (potentials of contract 3 of docs/architecture.md §2).
 
 A structure is a kept set K with a projective tree over the root 0 and K
 (``dualdecomp.solvers.dependency.solver``). Its feature vector is the sum of

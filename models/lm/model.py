@@ -1,4 +1,4 @@
-"""KenLM n-gram language model: token normalisation and the LM potentials of DESIGN.md §2.
+"""KenLM n-gram language model: token normalisation and the LM potentials of docs/architecture.md §2.
 
 The LMs of this project are estimated (``dualdecomp.models.lm.build``) on text normalised exactly like the
 Google compression training data: tokens lowercased, every token containing a digit replaced by ``##``. Rare

@@ -88,7 +88,7 @@ class T3Model:
         return Transducer.from_hypergraph(hg, scores)
 
     def component(self, sentence: Sentence, weight: float = 1.0) -> Transducer:
-        """The T3 component (DESIGN.md §2, contract 4) of a parsed sentence, scaled by ``weight``.
+        """The T3 component (docs/architecture.md §2, contract 4) of a parsed sentence, scaled by ``weight``.
 
         The source tree is the phrase-structure conversion of the sentence's dependency parse
         (:func:`source_tree`), exactly as ``dualdecomp t3 train`` / ``t3 evaluate`` build it.

@@ -1,4 +1,4 @@
-"""Exact bigram compression solver (DESIGN.md §2, contracts 1 and 4).
+"""Exact bigram compression solver (docs/architecture.md §2, contracts 1 and 4).
 
 A compression keeps the positions 0 = s_0 < s_1 < ... < s_L < s_{L+1} = n+1 (0 is ``<s>``, n+1 is
 ``</s>``) and scores

@@ -1,4 +1,4 @@
-r"""Exact skip-bigram dependency parsing (contracts 3 and 4 of DESIGN.md §2).
+r"""Exact skip-bigram dependency parsing (contracts 3 and 4 of docs/architecture.md §2).
 
 A structure is a set K of kept tokens together with a projective dependency tree whose nodes are exactly
 the root 0 and K (projective w.r.t. the kept order; the root may have several children). Its score is
@@ -235,7 +235,7 @@ def solve(
     u: object | None = None,
     lam: float = 0.0,
 ) -> Solution:
-    """Best compression with its projective dependency tree (contract 3 of DESIGN.md §2).
+    """Best compression with its projective dependency tree (contract 3 of docs/architecture.md §2).
 
     Dispatches to the skip parser (``A``), the skip-bigram parser (``A``, ``B``), the second-order skip
     parser (``A``, ``S``) or the second-order skip-bigram parser (``A``, ``B``, ``S``); all are exact

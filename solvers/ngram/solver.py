@@ -1,4 +1,4 @@
-"""Exact trigram compression solver (DESIGN.md §2, contracts 2 and 4).
+"""Exact trigram compression solver (docs/architecture.md §2, contracts 2 and 4).
 
 A compression keeps 0 = s_0 < s_1 < ... < s_L < s_{L+1} = n+1 and scores
 

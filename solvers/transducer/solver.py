@@ -1,4 +1,5 @@
-"""Exact decoding of a weighted STSG over one source tree: the T3 component (DESIGN.md §2, contract 4).
+"""Exact decoding of a weighted STSG over one source tree: the T3 component (docs/architecture.md §2,
+contract 4).
 
 The rules matching the source tree define a hypergraph: a vertex is a pair (source node v, target
 category Y); a hyperedge is one rule applied at v rewriting into Y. Its tails are the vertices

@@ -1,4 +1,4 @@
-"""Exhaustive oracles for the solvers (contracts 1–3 of DESIGN.md §2), for tests only.
+"""Exhaustive oracles for the solvers (contracts 1–3 of docs/architecture.md §2), for tests only.
 
 Every oracle enumerates all kept subsets (and, for dependency parsing, all projective trees) and returns
 the best ``Solution``. Exponential: use on n <= 8.

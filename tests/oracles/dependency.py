@@ -1,4 +1,5 @@
-"""Exhaustive oracle for skip-bigram dependency parsing (contract 3 of DESIGN.md §2), for tests only.
+"""Exhaustive oracle for skip-bigram dependency parsing (contract 3 of docs/architecture.md §2), for tests
+only.
 
 Enumerates every kept subset and every projective tree over root + kept tokens and scores each one
 straight from the contract's definition; nothing is shared with the dynamic programs of

@@ -1,4 +1,4 @@
-"""``dualdecomp evaluate``: score a system output file against a gold corpus (DESIGN.md §4)."""
+"""``dualdecomp evaluate``: score a system output file against a gold corpus (docs/architecture.md §4)."""
 
 from __future__ import annotations
 
