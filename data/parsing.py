@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from tqdm import tqdm
+
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.jsonl import is_valid_unicode
 from dualdecomp.data.sentence import Sentence
@@ -33,7 +35,7 @@ def load_pipeline():
         If spaCy or none of the pipelines is installed.
     """
     try:
-        import spacy
+        import spacy  # lazy: spaCy is slow to import and only parsing needs it
     except ImportError as exc:  # pragma: no cover - spaCy is a hard dependency
         raise ModelError("spaCy is not installed: run `make demo` or pip install dualdecomp") from exc
     for name in PIPELINES:
@@ -76,7 +78,7 @@ def parse_tokens(token_lists: Iterable[Sequence[str]], ids: Sequence[str] | None
     -------
     list of Sentence
     """
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc  # lazy: spaCy is slow to import and only parsing needs it
 
     nlp = load_pipeline()
     token_lists = [list(t) for t in token_lists]
@@ -153,7 +155,6 @@ def parse_unique(token_lists: Iterable[Sequence[str]], batch_size: int = 256,
         out[()] = Sentence(tokens=(), pos=(), tags=(), heads=(), labels=())
     bar = None
     if progress and todo:
-        from tqdm import tqdm
 
         bar = tqdm(total=len(todo), desc="parsing", unit="sent", leave=False)
     try:

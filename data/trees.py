@@ -17,6 +17,7 @@ re-attached to its head's head until every subtree is contiguous) so leaves stay
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -107,7 +108,6 @@ class Tree:
 
     def production(self) -> str:
         """The CFG production at this node, e.g. ``'NP -> DT NN'`` (words are JSON-quoted)."""
-        import json
 
         kids = [json.dumps(c.label) if c.is_leaf else c.label for c in self.children]
         return f"{self.label} -> {' '.join(kids)}"

@@ -60,6 +60,7 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
     dualdecomp.app.compressor.Compression
         ``.text`` (detokenised), ``.compression``, ``.keep`` and ``.result`` (the certificate).
     """
+    # lazy: `import dualdecomp` stays fast (spaCy, numba load on first use)
     from dualdecomp.app.compressor import Compressor
 
     return Compressor(model).compress_text(text, length=length, ratio=ratio)

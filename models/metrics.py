@@ -207,6 +207,7 @@ def make_rouge_scorer():
     -------
     rouge_score.rouge_scorer.RougeScorer
     """
+    # lazy: rouge-score (with nltk) is slow to import and only ROUGE needs it
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=False)

@@ -17,6 +17,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+import dualdecomp.models as models
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.sentence import Sentence
 
@@ -49,7 +50,6 @@ class ComponentKind:
 @cache
 def kind_names() -> tuple[str, ...]:
     """The registered kinds: every ``models/<kind>/kind.py``, sorted."""
-    import dualdecomp.models as models
 
     return tuple(sorted(info.name for info in pkgutil.iter_modules(models.__path__)
                         if info.ispkg and find_spec(f"dualdecomp.models.{info.name}.kind") is not None))

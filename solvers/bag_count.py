@@ -229,7 +229,7 @@ class BagCount:
         -------
         pulp.LpAffineExpression
         """
-        import pulp
+        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
         if len(keep_vars) != self.n:
             raise InputError(f"keep_vars must have {self.n} variables, got {len(keep_vars)}")

@@ -134,3 +134,23 @@ def test_import_dualdecomp_is_lazy():
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_imports_inside_functions_say_why():
+    """An import inside a function is there for start-up time only, and its block says so ("# lazy: …")."""
+    missing = []
+    for path in MODULES.values():
+        lines = path.read_text(encoding="utf-8").split("\n")
+        tree = ast.parse("\n".join(lines))
+        top = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or id(node) in top:
+                continue
+            k = node.lineno - 1
+            # walk up over the other imports of the same block to its comment
+            while "# lazy" not in lines[k] and k > 0 and lines[k - 1].strip().startswith(
+                    ("from ", "import ", "# lazy")):
+                k -= 1
+            if "# lazy" not in lines[k]:
+                missing.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not missing, "function-level imports without a '# lazy: reason' comment: " + ", ".join(missing)

@@ -16,6 +16,7 @@ from dualdecomp.core.errors import DualDecompError
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.commands import compress, evaluate, lm, t3, train
 
     parser = argparse.ArgumentParser(

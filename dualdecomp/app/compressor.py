@@ -9,14 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.app.length_request import parse_length
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
 from dualdecomp.data.detokenize import detokenize
 from dualdecomp.data.locations import default_model_dir
+from dualdecomp.data.parsing import parse_text, parse_tokens
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import get_decoder
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import load_model
+from dualdecomp.models.joint.config import JointModel
 from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
 from dualdecomp.solvers.bigram.solver import Bigram
 
@@ -100,7 +103,6 @@ class Compressor:
         else:
             directory = Path(model) if model is not None else default_model_dir()
             if config is not None or (directory / "config.json").is_file():
-                from dualdecomp.models.joint.config import JointModel
 
                 self.joint = JointModel(directory, config)
             else:
@@ -189,8 +191,6 @@ class Compressor:
         chars : int, optional
             At most this many characters.
         """
-        from dualdecomp.app.length_request import parse_length
-        from dualdecomp.data.parsing import parse_text
 
         sentence = parse_text(text)
         lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)
@@ -199,7 +199,6 @@ class Compressor:
     def compress_tokens(self, tokens: Sequence[str], length: int | None = None,
                         chars: int | None = None) -> Compression:
         """Parse pre-tokenised text (never re-tokenised) and compress it."""
-        from dualdecomp.data.parsing import parse_tokens
 
         if not tokens:
             raise InputError("empty sentence: nothing to compress")

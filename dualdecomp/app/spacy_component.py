@@ -27,6 +27,7 @@ class DualDecompComponent:
 
     def __init__(self, model: str | None = None, length: int | str | None = None, ratio: float | None = None,
                  chars: int | None = None) -> None:
+        # lazy: spaCy imports this entry point whenever it builds a pipeline
         from dualdecomp.app.compressor import Compressor
         from dualdecomp.app.length_request import parse_length
 

@@ -23,7 +23,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dualdecomp.app.evaluation import EvaluationReport
+from dualdecomp.app.batch import BatchOptions, run_batch
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
+from dualdecomp.app.length_request import parse_length
 from dualdecomp.core.errors import InputError
 
 
@@ -80,10 +83,6 @@ def read_table_spec(path: str | os.PathLike[str]) -> TableSpec:
 
 def run_table(spec: TableSpec, log=None) -> list[tuple[str, str, EvaluationReport]]:
     """Compress every dev file with every system and evaluate; returns (dev name, system, report) rows."""
-    from dualdecomp.app.batch import BatchOptions, run_batch
-    from dualdecomp.app.compressor import Compressor
-    from dualdecomp.app.evaluation import evaluate_files
-    from dualdecomp.app.length_request import parse_length
 
     rows = []
     options = BatchOptions(spec=parse_length(spec.length))

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from dualdecomp.core.errors import InputError
 from dualdecomp.core.solution import Solution
 
 __all__ = ["Capabilities", "Component", "LengthComponent", "capabilities_of"]
@@ -86,7 +87,6 @@ def capabilities_of(component: object) -> Capabilities:
     none."""
     caps = getattr(component, "capabilities", DEFAULT_CAPABILITIES)
     if not isinstance(caps, Capabilities):
-        from dualdecomp.core.errors import InputError
 
         raise InputError(f"{type(component).__name__}.capabilities must be a Capabilities, got {caps!r}")
     return caps

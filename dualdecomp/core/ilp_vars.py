@@ -43,7 +43,7 @@ def unused_prefix(problem: Any, base: str) -> str:
 
 def binary_var(problem: Any, name: str) -> Any:
     """A new binary PuLP variable (``problem.add_variable`` when this PuLP has it)."""
-    import pulp  # only the ILP paths need PuLP; solvers import this module at start-up
+    import pulp  # lazy: only the ILP paths need PuLP; solvers import this module at start-up
 
     if hasattr(problem, "add_variable"):
         return problem.add_variable(name, cat=pulp.LpBinary)

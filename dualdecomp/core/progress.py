@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from tqdm import tqdm
+
 
 def progress_factory(quiet: bool = False) -> Callable[[int, str], Callable[[int], None]]:
     """Return ``make(total, description) -> update(k)``; bars are disabled off a TTY or when quiet."""
-    from tqdm import tqdm
 
     disable = quiet or not sys.stderr.isatty()
 

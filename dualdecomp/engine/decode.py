@@ -18,6 +18,7 @@ import numpy as np
 from dualdecomp.core.checks import check_components
 from dualdecomp.core.component import capabilities_of
 from dualdecomp.core.result import Result, TraceStep, is_certified
+from dualdecomp.engine.driver import solve_joint
 from dualdecomp.engine.options import make_options
 
 
@@ -56,7 +57,6 @@ def decode(components: Sequence, length: int | None = None, **options) -> Result
     opts = make_options(**options)
     comp = components[0]
     if len(components) > 1 or (length is not None and not capabilities_of(comp).exact_length):
-        from dualdecomp.engine.driver import solve_joint
 
         return solve_joint(components, length, opts, start)
     u = np.zeros(n)

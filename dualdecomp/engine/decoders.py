@@ -15,6 +15,7 @@ from typing import Any
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result
+from dualdecomp.engine.decode import decode
 
 __all__ = ["DECODERS", "Decoder", "get_decoder"]
 
@@ -22,19 +23,19 @@ Decoder = Callable[[Sequence[Any], "int | None", Mapping[str, Any]], Result]
 
 
 def _dd(components: Sequence[Any], length: int | None, options: Mapping[str, Any]) -> Result:
-    from dualdecomp.engine.decode import decode
 
     return decode(components, length=length, **options)
 
 
 def _ilp(components: Sequence[Any], length: int | None, options: Mapping[str, Any]) -> Result:
-    from dualdecomp.engine.ilp import decode  # PuLP loads only when the ILP is used
+    from dualdecomp.engine.ilp import decode  # lazy: PuLP loads only when the ILP is used
 
     return decode(components, length=length, solver=options.get("solver", "cbc"),
                   time_limit=options.get("time_limit"))
 
 
 def _beam(components: Sequence[Any], length: int | None, options: Mapping[str, Any]) -> Result:
+    # lazy: a decoder loads its solvers on first use
     from dualdecomp.solvers.transducer.lm_beam import beam_decode
 
     return beam_decode(list(components), length, beam=int(options.get("beam", 100)))

@@ -52,7 +52,7 @@ def _objective(components: Sequence, keep: np.ndarray) -> float:
 
 
 def _make_solver(solver: str, time_limit: float | None):
-    import pulp
+    import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
     if solver == "cbc":
         with warnings.catch_warnings():  # PuLP >= 3.3 deprecates the name PULP_CBC_CMD, not the solver
@@ -107,7 +107,7 @@ def decode(components: Sequence, length: int | None = None, solver: str = "cbc",
     SolverError
         The problem is infeasible, or the solver stopped without a feasible solution or failed.
     """
-    import pulp
+    import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
     start = time.perf_counter()
     n = _validate(components, length, solver, time_limit)

@@ -18,6 +18,7 @@ from dualdecomp.core.model_files import read_json, read_sparse_weights, write_js
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.bigram.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
 from dualdecomp.models.bigram.model import BigramModel
+from dualdecomp.models.lm.model import load_lm
 
 FORMAT = "dualdecomp-model"
 VERSION = 1
@@ -135,7 +136,6 @@ def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:
     weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
     lm = None
     if spec.get("lm"):
-        from dualdecomp.models.lm.model import load_lm
 
         lm_path = (d / spec["lm"]).resolve()
         if d.resolve() not in lm_path.parents:

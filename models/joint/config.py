@@ -38,6 +38,8 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
 from dualdecomp.models.registry import get_kind, kind_names
+from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.dependency.solver import Dependency
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
@@ -200,8 +202,6 @@ def with_length_bias(components: list, bias: float) -> list:
     (:mod:`dualdecomp.models.joint.length_calibration`). Components without either kind are returned
     unchanged.
     """
-    from dualdecomp.solvers.bigram.solver import Bigram
-    from dualdecomp.solvers.dependency.solver import Dependency
 
     out = list(components)
     for k, c in enumerate(out):

@@ -19,6 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.data.jsonl import read_corpus
+from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.engine.decode import decode
+from dualdecomp.models.joint.config import JointModel, with_length_bias
+
 
 def bisect_rate(rate: Callable[[float], float], target: float, increasing: bool = True,
                 start: float = 1.0, iterations: int = 25, bound: float = 1e4) -> float:
@@ -88,10 +93,6 @@ def calibrate_joint(model_dir: str | Path, config: str | None, dev_files: Sequen
     -------
     float
     """
-    from dualdecomp.data.jsonl import read_corpus
-    from dualdecomp.data.parsing import parse_tokens
-    from dualdecomp.engine.decode import decode
-    from dualdecomp.models.joint.config import JointModel, with_length_bias
 
     joint = JointModel(model_dir, config)
     options = {k: v for k, v in joint.config.decode.items() if k not in ("decoder", "beam", "solver")}

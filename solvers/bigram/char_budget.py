@@ -23,6 +23,7 @@ from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
+from dualdecomp.solvers.bigram.solver import Bigram
 
 __all__ = ["CharBudgetBigram", "compression_chars", "solve"]
 
@@ -170,9 +171,8 @@ class CharBudgetBigram:
         The budget row is written as Σ (width_k + 1) keep_k <= budget + 1, which also admits the empty
         compression (0 characters).
         """
-        import pulp
+        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
-        from dualdecomp.solvers.bigram.solver import Bigram
 
         pre = prefix if prefix is not None else unused_prefix(problem, self.name)
         objective = Bigram(self.B).to_ilp(problem, keep_vars, prefix=pre)

@@ -399,7 +399,7 @@ class Bigram(PathComponent):
         pulp.LpAffineExpression
             Σ B[i, j] x[i, j].
         """
-        import pulp
+        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
         n = self.n
         if len(keep_vars) != n:

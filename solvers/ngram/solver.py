@@ -355,7 +355,7 @@ class Trigram(PathComponent):
         pulp.LpAffineExpression
             Σ T[a, b, c] y[a, b, c].
         """
-        import pulp
+        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
         n = self.n
         m = n + 2

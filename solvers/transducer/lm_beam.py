@@ -51,6 +51,7 @@ import numpy as np
 from dualdecomp.core.checks import as_length
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.result import Result
+from dualdecomp.solvers.ngram.solver import Trigram
 from dualdecomp.solvers.transducer.solver import Transducer
 
 __all__ = ["BeamResult", "beam_search", "lm_score"]
@@ -337,7 +338,6 @@ def beam_decode(components: list, length: int | None = None, beam: int = 100) ->
     -------
     dualdecomp.core.result.Result
     """
-    from dualdecomp.solvers.ngram.solver import Trigram
 
     t3s = [c for c in components if isinstance(c, Transducer)]
     lms = [c for c in components if isinstance(c, Trigram)]

@@ -614,7 +614,7 @@ class Transducer:
         -------
         pulp.LpAffineExpression
         """
-        import pulp
+        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
 
         hg = self.hypergraph
         if len(keep_vars) != self.n:

@@ -68,6 +68,7 @@ def _human(row: dict) -> str:
 
 
 def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.parsing import parse_text
 
     if spec.mode == "gold":
@@ -82,6 +83,7 @@ def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
 
 
 def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.batch import BatchOptions, run_batch
     from dualdecomp.core.progress import progress_factory
 
@@ -110,6 +112,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Compress text or a file; returns the exit code."""
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
 

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         0 on success (errors are raised as ``InputError`` / ``ModelError`` for the CLI to map).
     """
     if getattr(args, "table", None):
+        # lazy: keeps `dualdecomp --help` and the other commands fast
         from dualdecomp.app.table import markdown_table, read_table_spec, run_table
 
         if args.input or args.output:

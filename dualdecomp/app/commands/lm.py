@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences, read_corpus_sentences
 
     for path in args.corpus:
@@ -112,6 +113,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.lm.model import load_lm
 
     lm = load_lm(args.model)

@@ -77,6 +77,7 @@ def _log(msg: str) -> None:
 
 
 def _train(args) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.transducer.model import save_t3
     from dualdecomp.models.transducer.pipeline import T3TrainingSettings, train_t3_model
 
@@ -92,6 +93,7 @@ def _train(args) -> int:
 
 
 def _evaluate(args) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.evaluation import evaluate
     from dualdecomp.data.jsonl import read_corpus
     from dualdecomp.models.transducer.data import tree_pairs
@@ -121,6 +123,7 @@ def _evaluate(args) -> int:
         systems["T3 gold length (exact)"].append(row)
     extra: dict[str, dict] = {}  # per system: beam fallback counts added to its report line
     if args.lm and args.lm != "none":
+        # lazy: keeps `dualdecomp --help` and the other commands fast
         from dualdecomp.models.lm.model import LanguageModel
         from dualdecomp.solvers.transducer.lm_beam import beam_search
 

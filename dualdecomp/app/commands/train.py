@@ -61,6 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _lm_path(option: str) -> Path | None:
     """The KenLM file of ``--lm``: 'default' (the embedded LM), 'none' (None) or a path."""
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import default_model_dir
 
     if option == "default":
@@ -75,6 +76,7 @@ def _copy_lm(source: Path, target: Path) -> None:
 
 
 def _train_dependency(args: argparse.Namespace, log) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.models.dependency.store import save_dependency_model
     from dualdecomp.models.dependency.training import DependencyTrainingConfig, train_dependency
@@ -92,6 +94,7 @@ def _train_dependency(args: argparse.Namespace, log) -> int:
 
 
 def _train_joint(args: argparse.Namespace, log) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.data.locations import default_model_dir
     from dualdecomp.models.bigram.store import load_model, save_model
@@ -128,6 +131,7 @@ def _train_joint(args: argparse.Namespace, log) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Train and save the model; returns the exit code."""
+    # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.models.bigram.store import save_model
     from dualdecomp.models.bigram.training import TrainingConfig, train
