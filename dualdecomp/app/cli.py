@@ -17,14 +17,14 @@ from dualdecomp.core.errors import DualDecompError
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.app.commands import compress, evaluate, lm, t3, train
+    from dualdecomp.app.commands import compress, evaluate, lm, plot, t3, train
 
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
         description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (compress, train, evaluate, lm, t3):
+    for module in (compress, train, evaluate, lm, t3, plot):
         module.add_parser(sub)
     return parser
 

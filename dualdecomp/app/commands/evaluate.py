@@ -15,6 +15,10 @@ GOLD.jsonl, matched by id: compression rate, token F1, bigram F1 (boundary-padde
 dependency triples), ROUGE-1/2/L. Scores are macro-averaged over sentences and, with several references,
 averaged over references. A system run with `--length gold` is scored reference by reference at each
 reference's length. Lines carrying `error` are counted as failed and excluded from the averages.
+
+With --curve, instead: compress GOLD.jsonl with every --system at every ratio of --ratios (each sentence
+to exactly round(R*n) tokens), score each run, and draw quality (token F1, bigram F1) against compression
+rate, one line per system, into the picture given by --output (e.g. curve.png).
 """
 
 
@@ -46,6 +50,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="print the report as a markdown table")
     parser.add_argument("--name", default=None,
                         help="system name in the markdown row (default: the system file name)")
+    curve = parser.add_argument_group("curve (--curve)")
+    curve.add_argument("--curve", action="store_true",
+                       help="draw quality against compression rate over --ratios into --output (a .png)")
+    curve.add_argument("--system", action="append", metavar="CONFIG", default=None,
+                       help="a configuration of --model (configs/CONFIG.json; 'default' for config.json); "
+                            "repeat for one line each (default: the model's configuration)")
+    curve.add_argument("--model", metavar="DIR", default=None,
+                       help="model directory of the systems (default: the embedded default model)")
+    curve.add_argument("--ratios", metavar="R,R,...", default=None,
+                       help="length ratios of the sweep (default: 0.3,0.4,0.5,0.6,0.7,0.8)")
+    curve.add_argument("--limit", type=int, metavar="N", default=None,
+                       help="use only the first N sentences of GOLD.jsonl")
     parser.add_argument("--allow-missing", action="store_true",
                         help="evaluate even if some gold sentences have no output line (counted as missing)")
     parser.set_defaults(func=run)
@@ -101,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         rows = run_table(spec, log=lambda msg: print(msg, file=sys.stderr))
         print(markdown_table(rows, spec.default))
         return 0
+    if getattr(args, "curve", False):
+        return run_curve_command(args)
     if not args.input or not args.output:
         raise InputError("evaluate needs --input GOLD.jsonl and --output SYSTEM.jsonl (or --table SPEC.json)")
     report = evaluate_files(args.input, args.output, allow_missing=getattr(args, "allow_missing", False),
@@ -113,4 +131,38 @@ def run(args: argparse.Namespace) -> int:
         print(report.to_markdown_row(str(name)))
     else:
         print(format_report(report))
+    return 0
+
+
+def run_curve_command(args: argparse.Namespace) -> int:
+    """``dualdecomp evaluate --curve``: sweep the ratios, print one JSON line per point (with --json) or a
+    summary line per point on stderr, and draw the picture.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments (``input``, ``output``, ``system``, ``model``, ``ratios``, ``limit``, ``json``).
+
+    Returns
+    -------
+    int
+        0 on success.
+    """
+    # lazy: matplotlib and the compressor are slow to import and only --curve needs them
+    from dualdecomp.app.curve import CurveSystem, parse_ratios, run_curve
+    from dualdecomp.app.plots import plot_curve
+
+    if not args.input or not args.output:
+        raise InputError("evaluate --curve needs --input GOLD.jsonl and --output CURVE.png")
+    ratios = parse_ratios(args.ratios)
+    names = args.system or ["default"]
+    systems = [CurveSystem(args.model, None if name == "default" else name) for name in names]
+    points = run_curve(args.input, systems, ratios, args.limit,
+                       log=None if args.json else (lambda msg: print(msg, file=sys.stderr)))
+    if args.json:
+        for p in points:
+            print(json.dumps(p.to_json(), sort_keys=True))
+    out = plot_curve(points, args.output)
+    print(f"dualdecomp evaluate: {len(points)} points ({len(systems)} systems x {len(ratios)} ratios) "
+          f"drawn to {out}", file=sys.stderr)
     return 0
