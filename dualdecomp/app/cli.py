@@ -1,4 +1,4 @@
-"""The ``dualdecomp`` command line: compress | train | evaluate | lm | t3.
+"""The ``dualdecomp`` command line: compress | train | evaluate | lm | t3 | plot.
 
 Errors raised on purpose (``dualdecomp.core.errors``) are printed as one line on stderr with the exit codes of
 docs/architecture.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
