@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from dualdecomp.core.component import LengthComponent, capabilities_of
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.solvers.unary import Unary
 
@@ -44,6 +45,7 @@ def brute(comp: Unary, u: np.ndarray) -> dict[int, float]:
 
 def test_best_given_sums_kept_scores_and_enforces_required():
     comp = Unary([1.0, -2.0, 0.5, -np.inf], required=[0, 0, 1, 0])
+    assert isinstance(comp, LengthComponent) and capabilities_of(comp).exact_length
     assert comp.best_given([1, 1, 1, 0]) == pytest.approx(-0.5)
     assert comp.best_given([1, 0, 0, 0]) == -np.inf  # required token 3 dropped
     assert comp.best_given([0, 0, 1, 1]) == -np.inf  # token 4 can never be kept
