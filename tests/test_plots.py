@@ -27,6 +27,13 @@ def color_pixels(image: np.ndarray, name: str, tol: float = 0.02) -> int:
     return int(np.count_nonzero(np.all(np.abs(image[..., :3] - rgb) < tol, axis=-1)))
 
 
+def grey_pixels(image: np.ndarray) -> np.ndarray:
+    """Mask of mid-grey pixels (the dotted node lines are grey 0.6, antialiased)."""
+    rgb = image[..., :3]
+    mean = rgb.mean(axis=-1)
+    return (rgb.max(axis=-1) - rgb.min(axis=-1) < 0.02) & (mean > 0.45) & (mean < 0.85)
+
+
 def read_png(path) -> np.ndarray:
     assert path.read_bytes()[:8] == PNG_MAGIC
     assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
@@ -133,3 +140,18 @@ def test_evaluate_curve_bad_ratios(corpora, tmp_path, capsys):
     assert main([*argv, "--ratios", "0.5,1.5"]) == 2
     assert main([*argv, "--ratios", "a,b"]) == 2
     assert "--ratios" in capsys.readouterr().err
+
+
+def test_branch_and_bound_nodes_are_marked_in_the_lambda_panel(tmp_path):
+    steps = [{"iteration": k, "dual": 10.0 - k, "primal": 1.0, "lam": float(k % 3), "node": k // 3}
+             for k in range(1, 10)]
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"id": "bb", "trace": steps}) + "\n")
+    out = tmp_path / "bb.png"
+    assert main(["plot", str(path), "-o", str(out)]) == 0
+    marked = grey_pixels(read_png(out))
+    unmarked = tmp_path / "t0.jsonl"
+    unmarked.write_text(json.dumps({"id": "bb", "trace": [{**s, "node": 0} for s in steps]}) + "\n")
+    assert main(["plot", str(unmarked), "-o", str(tmp_path / "bb0.png")]) == 0
+    plain = grey_pixels(read_png(tmp_path / "bb0.png"))
+    assert np.count_nonzero(marked & ~plain) > 100  # the dotted lines at iterations 4 and 7

@@ -2,7 +2,8 @@
 
 * :func:`plot_convergence` — one decode's trace (``dualdecomp compress --trace``): the dual bound and the
   best primal per iteration, the gap ``dual − primal`` on a log axis, and the length multiplier λ during
-  its bisection (a third panel, only when the trace has λ).
+  its bisection (a third panel, only when the trace has λ; a dotted line where branch and bound starts a
+  new node, whose bisection starts again).
 * :func:`plot_curve` — quality against compression rate, one line per system: token F1 and bigram F1
   over a sweep of length ratios (:mod:`dualdecomp.app.curve`).
 
@@ -211,8 +212,15 @@ def plot_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str |
 
     if has_lam:
         ax = axes[2]
-        ax.plot(it, lam, "-o", ms=3, drawstyle="steps-post", color="tab:purple",
-                label="λ (length multiplier)")
+        nodes = [int(s.get("node", 0) or 0) for s in trace.steps]
+        starts = [k for k in range(len(it)) if k == 0 or nodes[k] != nodes[k - 1]]
+        for j, a in enumerate(starts):  # one bisection per branch-and-bound node: draw each separately
+            b = starts[j + 1] if j + 1 < len(starts) else len(it)
+            ax.plot(it[a:b], lam[a:b], "-o", ms=3, drawstyle="steps-post", color="tab:purple",
+                    label="λ (length multiplier)" if j == 0 else None)
+        for j, a in enumerate(starts[1:]):
+            ax.axvline(it[a], color="0.6", ls=":", lw=1,
+                       label="new branch-and-bound node" if j == 0 else None)
         ax.set_ylabel("λ")
         ax.legend(loc="best", fontsize=9)
         ax.grid(alpha=0.3)
