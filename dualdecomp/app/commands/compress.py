@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 
 from dualdecomp.core.errors import InputError
 
@@ -50,19 +51,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _fmt(x: float | None) -> str:
-    return "-inf" if x is None else f"{x:.6g}"
+def _fmt(x: float | None, missing: str) -> str:
+    """A bound for the terminal; ``missing`` (``-inf`` for a primal, ``+inf`` for a dual or gap) for None."""
+    return missing if x is None else f"{x:.6g}"
+
+
+def _visible(text: str) -> str:
+    """``text`` with control and format characters (terminal escapes, bidi overrides, NUL, lone surrogates)
+    written as escapes, never sent raw to the terminal."""
+    return "".join(ch if unicodedata.category(ch)[0] != "C" else ascii(ch)[1:-1] for ch in text)
 
 
 def _human(row: dict) -> str:
+    rid = _visible(str(row["id"]))
     if "error" in row:
-        return f"[{row['id']}] error: {row['error']}"
-    lines = [f"[{row['id']}] {row.get('output', row['compression'])}"]
+        return f"[{rid}] error: {_visible(row['error'])}"
+    lines = [f"[{rid}] {_visible(row.get('output', row['compression']))}"]
     for r in [row, *row.get("references", [])[1:]]:
         kept = sum(r["keep"])
         cert = "yes" if r["certified"] else "no"
         timing = f", {1000 * r['seconds']:.1f} ms" if "seconds" in r else ""
-        lines.append(f"    primal={_fmt(r['primal'])} dual={_fmt(r['dual'])} gap={_fmt(r['gap'])} "
+        lines.append(f"    primal={_fmt(r['primal'], '-inf')} dual={_fmt(r['dual'], '+inf')} "
+                     f"gap={_fmt(r['gap'], '+inf')} "
                      f"certified={cert}  ({kept} of {len(r['keep'])} tokens{timing})")
     return "\n".join(lines)
 
@@ -102,7 +112,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     if summary.failed:
         print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
               "field)", file=sys.stderr)
-        return 2
+        return summary.exit_code or 2
     if args.output and not args.quiet:
         reused = f", {summary.reused} reused from the earlier run" if summary.reused else ""
         print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
