@@ -114,7 +114,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
               "field)", file=sys.stderr)
         return summary.exit_code or 2
     if args.output and not args.quiet:
-        reused = f", {summary.reused} reused from the earlier run" if summary.reused else ""
+        reused = f", {summary.reused} reused from the earlier run" if summary.reused or args.resume else ""
         print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
               f"written to {args.output}", file=sys.stderr)
     return 0
@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
+    from dualdecomp.app.output_paths import check_paths
 
     if (args.text is None) == (args.input is None):
         raise InputError("give either TEXT or --input FILE")
@@ -135,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--chars must be >= 0 and cannot be combined with a length")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError("--time-limit must be positive")
+    if args.output:
+        check_paths(args.input, args.output)  # before the model loads: refuse at once
     compressor = Compressor(args.model, args.config)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
