@@ -134,14 +134,22 @@ def test_symlinked_output_stays_a_symlink(compressor, source, tmp_path) -> None:
     assert len(real.read_text().splitlines()) == 12
 
 
-def test_device_output_is_written_directly(compressor, source) -> None:
+def test_device_output_is_written_directly(compressor, source, tmp_path, monkeypatch) -> None:
+    def no_rename(*args):  # a device must never be replaced: fail before any rename could reach it
+        raise AssertionError(f"os.replace{args} called for a device output")
+
+    monkeypatch.setattr(os, "replace", no_rename)
     before = os.stat("/dev/null")
-    rows, _ = run_batch(source, "/dev/null", compressor, BatchOptions())
-    assert len(rows) == 12
-    after = os.stat("/dev/null")
-    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    link = tmp_path / "sink"
+    link.symlink_to("/dev/null")
+    for out in (link, Path("/dev/null")):
+        rows, _ = run_batch(source, out, compressor, BatchOptions())
+        assert len(rows) == 12
+        after = os.stat("/dev/null")
+        assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert link.is_symlink() and not journal_path(link).exists()
     with pytest.raises(InputError, match="regular file"):
-        run_batch(source, "/dev/null", compressor, BatchOptions(resume=True))
+        run_batch(source, link, compressor, BatchOptions(resume=True))
 
 
 def test_fifo_output_streams_rows(compressor, source, tmp_path) -> None:
@@ -300,3 +308,27 @@ def test_internal_error_is_not_exit_1(tiny_model, monkeypatch, capsys) -> None:
 def test_compress_text_of_bytes_is_an_input_error(compressor) -> None:
     with pytest.raises(InputError, match="str"):
         compressor.compress_text(b"Some bytes .")
+
+
+# --- W2.6 CLI conventions ---------------------------------------------------------------------------------
+
+def test_version(capsys) -> None:
+    from importlib import metadata
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"dualdecomp {metadata.version('dualdecomp')}"
+
+
+def test_dash_reads_stdin_and_writes_stdout(tiny_model, source, monkeypatch, capsys) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source.read_bytes())))
+    code = main(["compress", "--model", str(tiny_model), "--input", "-", "--output", "-", "--deterministic"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = [json.loads(x) for x in out.splitlines()]  # stdout holds the JSON lines only
+    assert [r["id"] for r in rows] == [json.loads(x)["id"] for x in source.read_text().splitlines()]
+    assert "written to standard output" in err
+    assert main(["compress", "--model", str(tiny_model), "--input", str(source), "--output", "-",
+                 "--resume"]) == 2

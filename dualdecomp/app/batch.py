@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,11 +93,11 @@ def _split_lines(data: bytes) -> list[bytes]:
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[tuple[CorpusItem | dict, str]]:
-    """The non-blank lines of a JSONL input: a ``CorpusItem`` or an error row for each, with the sha256
-    of the line's bytes."""
+    """The non-blank lines of a JSONL input (``-``: standard input): a ``CorpusItem`` or an error row for
+    each, with the sha256 of the line's bytes."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = sys.stdin.buffer.read() if str(path) == "-" else p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"input file not found: {p}") from None
     except IsADirectoryError:
@@ -190,10 +191,10 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     Parameters
     ----------
     input_path : path
-        JSONL input.
+        JSONL input (``-``: standard input).
     output_path : path or None
-        JSONL output (journal + atomic write for a regular file; a device or FIFO is written directly);
-        None to only return (and ``emit``) the rows.
+        JSONL output (journal + atomic write for a regular file; a device or FIFO is written directly;
+        ``-``: standard output, row by row); None to only return (and ``emit``) the rows.
     compressor : dualdecomp.app.compressor.Compressor
         The model.
     options : BatchOptions
@@ -219,6 +220,11 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
         raise InputError(f"--on-error must be skip or fail, not {options.on_error!r}")
     if options.batch_size < 1:
         raise InputError("the batch size must be >= 1")
+    if output_path is not None and str(output_path) == "-":
+        if options.resume:
+            raise InputError("--resume needs an --output that is a regular file, not - (standard output)")
+        output_path = None
+        emit = _stdout_writer(emit)
     if output_path is not None:
         check_paths(input_path, output_path)
     lines = read_lines(input_path)
@@ -260,6 +266,18 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     failed = sum("error" in r for r in rows)
     certified = sum(bool(r.get("certified")) for r in rows)
     return rows, BatchSummary(len(rows), failed, certified, len(done), max(codes, default=0))
+
+
+def _stdout_writer(emit: Callable[[dict], None] | None) -> Callable[[dict], None]:
+    """Write each row as one JSON line on standard output (``--output -``), then call ``emit``."""
+
+    def write(row: dict) -> None:
+        sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        if emit is not None:
+            emit(row)
+
+    return write
 
 
 def _process(items, hashes, done, compressor, options, journal, run, direct, progress, emit):

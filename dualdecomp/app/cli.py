@@ -12,8 +12,17 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from dualdecomp.core.errors import DualDecompError
+
+
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``)."""
+    try:
+        return metadata.version("dualdecomp")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
         description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
+    parser.add_argument("--version", action="version", version=f"dualdecomp {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in (compress, train, evaluate, lm, t3):

@@ -60,6 +60,8 @@ def check_paths(input_path: str | os.PathLike[str], output_path: str | os.PathLi
         deletes).
     """
     inp, out = Path(input_path), Path(output_path)
+    if str(input_path) == "-" or str(output_path) == "-":  # standard input or output
+        return
     if _same(inp, out):
         raise InputError(f"the output {out} is the input file; choose another --output")
     journal = journal_path(out)

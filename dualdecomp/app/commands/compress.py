@@ -18,10 +18,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "shared format (pre-tokenised `text`, never re-tokenised). Every compression comes with "
                     "its certificate: primal, dual, gap, certified.")
     p.add_argument("text", nargs="?", help="raw text to compress (omit with --input)")
-    p.add_argument("--input", metavar="IN.jsonl", help="JSONL input: {id, text, compressions?} per line")
+    p.add_argument("--input", metavar="IN.jsonl",
+                   help="JSONL input: {id, text, compressions?} per line ('-': standard input)")
     p.add_argument("--output", metavar="OUT.jsonl",
-                   help="JSONL output (written atomically, journal in OUT.jsonl.partial); without it results "
-                        "are printed")
+                   help="JSONL output (written atomically, journal in OUT.jsonl.partial; '-': JSON lines on "
+                        "standard output, row by row); without it results are printed")
     p.add_argument("--length", metavar="N|gold|ratio:R|file:PATH",
                    help="exact number of kept tokens, or gold (each reference's length), ratio:R, file:PATH")
     p.add_argument("--ratio", type=float, metavar="R", help="keep round(R·n) tokens, 0 < R <= 1")
@@ -116,7 +117,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     if args.output and not args.quiet:
         reused = f", {summary.reused} reused from the earlier run" if summary.reused or args.resume else ""
         print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
-              f"written to {args.output}", file=sys.stderr)
+              f"written to {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
     return 0
 
 
