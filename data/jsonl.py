@@ -21,7 +21,8 @@ from dualdecomp.core.errors import InputError
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of a JSONL file, one per non-blank line.
 
-    Blank (whitespace-only) lines are skipped.
+    Blank (whitespace-only) lines are skipped; lines end at ``\n`` only (a raw U+2028 inside a JSON string
+    stays in its line); a UTF-8 byte-order mark before line 1 is accepted.
 
     Parameters
     ----------
@@ -63,7 +64,7 @@ def read_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dic
     """
     name = os.fspath(path)
     try:
-        handle = open(name, encoding="utf-8")
+        handle = open(name, encoding="utf-8-sig")  # a byte-order mark before line 1 is accepted
     except OSError as exc:
         raise InputError(f"{name}: cannot read: {exc.strerror or exc}") from exc
     with handle:
@@ -77,6 +78,8 @@ def read_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dic
                 except json.JSONDecodeError as exc:
                     raise InputError(f"{name}:{lineno}: invalid JSON: {exc.msg} "
                                      f"(column {exc.colno})") from exc
+                except (ValueError, RecursionError) as exc:  # an integer of > 4,300 digits, too deep
+                    raise InputError(f"{name}:{lineno}: invalid JSON: {exc or type(exc).__name__}") from None
                 if not isinstance(row, dict):
                     raise InputError(f"{name}:{lineno}: expected a JSON object, got {type(row).__name__}")
                 yield lineno, row

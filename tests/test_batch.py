@@ -63,13 +63,21 @@ def test_resume_ignores_a_cut_journal_line_and_foreign_rows(compressor, source, 
     full = tmp_path / "full.jsonl"
     run_batch(source, full, compressor, options)
     out = tmp_path / "out.jsonl"
-    rows = [json.loads(x) for x in full.read_text().splitlines()]
+    seen = []
+
+    def progress(k):
+        seen.append(k)
+        if len(seen) == 6:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_batch(source, out, compressor, options, progress)
     journal = journal_path(out)
-    recs = [json.dumps({"index": i, "row": r}) for i, r in enumerate(rows[:5])]
-    recs.append(json.dumps({"index": 5, "row": {**rows[6], "compression": "WRONG"}}))  # id mismatch
-    journal.write_text("\n".join(recs) + '\n{"index": 6, "ro')
+    recs = [json.loads(x) for x in journal.read_text().splitlines()]
+    foreign = {**recs[-1], "index": 6, "row": {**recs[-1]["row"], "compression": "WRONG"}}  # another line's
+    journal.write_text("".join(json.dumps(r) + "\n" for r in [*recs, foreign]) + '{"index": 6, "ro')
     _, summary = run_batch(source, out, compressor, BatchOptions(deterministic=True, resume=True))
-    assert summary.reused == 5
+    assert summary.reused == 6
     assert out.read_bytes() == full.read_bytes()
 
 

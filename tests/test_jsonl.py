@@ -118,3 +118,17 @@ def test_write_jsonl_atomic_leaves_old_file_on_failure(tmp_path):
 def test_write_jsonl_atomic_missing_directory(tmp_path):
     with pytest.raises(InputError, match="cannot write"):
         write_jsonl_atomic(tmp_path / "no" / "out.jsonl", [{"a": 1}])
+
+
+def test_read_jsonl_keeps_unicode_separators_and_accepts_a_bom():
+    nasty = Path(__file__).parent / "nasty"
+    assert [r["id"] for r in read_jsonl(nasty / "separators.jsonl")] == ["ls", "ps", "nel", "plain"]
+    assert [r["id"] for r in read_jsonl(nasty / "bom.jsonl")] == ["first", "second"]
+
+
+@pytest.mark.parametrize("line", ['{"n": ' + "9" * 4400 + "}", '{"x": ' + "[" * 5000 + "]" * 5000 + "}"])
+def test_read_jsonl_long_integer_or_deep_nesting_is_an_input_error(tmp_path, line):
+    p = tmp_path / "x.jsonl"
+    p.write_text(line + "\n")
+    with pytest.raises(InputError, match=r"x.jsonl:1: invalid JSON"):
+        list(read_jsonl(p))

@@ -45,3 +45,21 @@ def test_component_rejects_bad_options(tiny_model) -> None:
         _nlp({"model": str(tiny_model), "length": 3, "chars": 10})
     with pytest.raises(InputError):
         _nlp({"model": str(tiny_model), "ratio": 2.0})
+
+
+def test_component_without_tagger_and_parser_raises_a_clear_error(tiny_model) -> None:
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("dualdecomp", config={"model": str(tiny_model)})
+    with pytest.raises(InputError, match="tagger and a parser"):
+        nlp("The quick brown fox jumped over the lazy dog .")
+
+
+def test_one_short_doc_does_not_abort_pipe(tiny_model) -> None:
+    nlp = _nlp({"model": str(tiny_model), "length": 5})
+    docs = list(nlp.pipe(["The quick brown fox jumped over the lazy dog.", "Too short.",
+                          "A third sentence with enough words in it."]))
+    assert [d._.compression_error is None for d in docs] == [True, False, True]
+    assert "exceeds" in docs[1]._.compression_error and docs[1]._.compression is None
+    assert sum(docs[2]._.keep) == 5

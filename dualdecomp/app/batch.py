@@ -1,26 +1,40 @@
-"""Batch compression of a JSONL file: per-line errors, an append-only journal, resume, atomic output.
+"""Batch compression of a JSONL file: per-line errors, a checked journal, resume, safe atomic output.
 
 Lines are processed in chunks (parsed together by spaCy). Every finished row is appended to the journal
-``OUT.partial`` (flushed and fsynced), so a killed run loses at most the line in progress; ``resume=True``
-reuses the rows of the journal (and of a previous complete ``OUT``) whose line number and id match the
-input, and recomputes the rest. The output file itself is only ever written whole, by an atomic rename,
-when every line is done; the journal is then removed. Rows are in input order; a line that cannot be
-compressed gets an ``error`` field (``on_error="skip"``) or stops the run (``on_error="fail"``).
+``OUT.partial`` (flushed and fsynced, :mod:`dualdecomp.app.journal`) with the hash of its input line and
+the fingerprint of the options and the model, so a killed run loses at most the line in progress and
+``resume=True`` reuses exactly the rows computed from the same line, options and model (an edited line, a
+changed ``--ratio`` or another model are recomputed). The output file itself is only ever written whole,
+by an atomic rename, when every line is done; the journal is then removed. An output that is the input,
+an input that is the output's journal, a symlinked journal and a second run on the same output are
+refused; devices and FIFOs given as output are written directly (:mod:`dualdecomp.app.output_paths`).
+Rows are in input order; a line that cannot be compressed gets an ``error`` field (``on_error="skip"``)
+or stops the run (``on_error="fail"``).
+
+Input lines are split on ``\\n`` only (a raw U+2028, U+2029 or U+0085 inside a JSON string stays in its
+line); a UTF-8 byte-order mark before line 1 is ignored; a line that is not UTF-8 or not valid JSON
+(including an integer of more than 4,300 digits or nesting too deep) becomes that line's error row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dualdecomp.app.journal import Journal, journal_path, line_hash, model_fingerprint, run_fingerprint
 from dualdecomp.app.length_request import LengthSpec
+from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
 from dualdecomp.core.errors import DualDecompError, InputError
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_jsonl_atomic
 from dualdecomp.data.parsing import parse_tokens
+
+__all__ = ["BatchOptions", "BatchSummary", "compress_item", "journal_path", "read_input", "run_batch"]
 
 
 @dataclass(frozen=True)
@@ -36,84 +50,116 @@ class BatchOptions:
     batch_size: int = 64
     trace: bool = False
 
+    def row_options(self) -> dict:
+        """The options that change an output row (hashed into the journal's run fingerprint)."""
+        return {"spec": dataclasses.asdict(self.spec), "chars": self.chars, "time_limit": self.time_limit,
+                "deterministic": self.deterministic, "trace": self.trace}
+
 
 @dataclass(frozen=True)
 class BatchSummary:
-    """What a batch run did."""
+    """What a batch run did (``exit_code``: 0, or the highest exit code of the failed lines' errors)."""
 
     lines: int
     failed: int
     certified: int
     reused: int
+    exit_code: int = 0
 
 
-def journal_path(output: str | os.PathLike[str]) -> Path:
-    """The journal of an output file: ``OUT.partial`` beside it."""
-    out = Path(output)
-    return out.with_name(out.name + ".partial")
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` escapes, so that it can be written as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def read_input(path: str | os.PathLike[str]) -> list[CorpusItem | dict]:
-    """The non-blank lines of a JSONL input: a ``CorpusItem`` or an error row for each."""
+def _error_row(obj: object, lineno: int, message: str) -> dict:
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    rid = rid if isinstance(rid, str | int) and not isinstance(rid, bool) else lineno
+    try:
+        rid = str(rid)
+    except ValueError:  # an integer too long to convert
+        rid = str(lineno)
+    return {"id": safe_text(rid), "error": safe_text(message)}
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """The lines of a file's bytes: split on ``\\n`` only, a trailing ``\\r`` and a leading BOM removed."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[tuple[CorpusItem | dict, str]]:
+    """The non-blank lines of a JSONL input (``-``: standard input): a ``CorpusItem`` or an error row for
+    each, with the sha256 of the line's bytes."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        data = sys.stdin.buffer.read() if str(path) == "-" else p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"input file not found: {p}") from None
     except IsADirectoryError:
         raise InputError(f"input is a directory, not a file: {p}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {p}: {exc}") from None
-    out: list[CorpusItem | dict] = []
-    for lineno, line in enumerate(lines, start=1):
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
+    out: list[tuple[CorpusItem | dict, str]] = []
+    for lineno, raw in enumerate(_split_lines(data), start=1):
+        loc = f"{p}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            out.append((_error_row(None, lineno, f"{loc}: not valid UTF-8 ({exc.reason})"), line_hash(raw)))
+            continue
         if not line.strip():
             continue
-        loc = f"{p}:{lineno}"
         obj = None
         try:
             try:
                 obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise InputError(f"{loc}: invalid JSON ({getattr(exc, 'msg', exc)})") from None
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, nesting
+                msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+                raise InputError(f"{loc}: invalid JSON ({msg})") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{loc}: a line must be a JSON object")
-            out.append(corpus_item_from_row(obj, default_id=str(lineno), where=loc))
+            item = corpus_item_from_row(obj, default_id=str(lineno), where=loc)
         except DualDecompError as exc:
-            rid = obj.get("id") if isinstance(obj, dict) else None
-            rid = rid if isinstance(rid, str | int) and not isinstance(rid, bool) else lineno
-            out.append({"id": str(rid), "error": str(exc)})
+            out.append((_error_row(obj, lineno, str(exc)), line_hash(raw)))
+            continue
+        out.append((item, line_hash(raw)))
     return out
 
 
-def _previous_rows(output: Path, items: list[CorpusItem | dict]) -> dict[int, dict]:
-    """Rows of an earlier run (journal, then complete output) that match the input line and id."""
+def read_input(path: str | os.PathLike[str]) -> list[CorpusItem | dict]:
+    """The non-blank lines of a JSONL input: a ``CorpusItem`` or an error row for each."""
+    return [item for item, _ in read_lines(path)]
+
+
+def _run_fingerprint(compressor, options: BatchOptions) -> str:
+    directory = getattr(compressor, "directory", None)
+    extra = {"config": getattr(compressor, "config_name", None),
+             "decode": getattr(compressor, "decode_options", None)}
+    if directory is None and getattr(compressor, "model", None) is not None:  # a model given in memory
+        model = compressor.model
+        extra["weights"] = line_hash(model.weights.tobytes())
+        extra["model"] = {"hash_bits": model.hash_bits, "lexical": model.lexical, "meta": model.meta,
+                          "lm": getattr(model.lm, "path", None) if model.lm is not None else None}
+    return run_fingerprint(options.row_options(), model_fingerprint(directory, extra))
+
+
+def _reusable(journal: Journal, hashes: list[str], ids: list[str], run: str) -> dict[int, dict]:
+    """The journal's rows computed from the same line, options and model (never error rows)."""
     done: dict[int, dict] = {}
-    ids = [it["id"] if isinstance(it, dict) else it.id for it in items]
-    journal = journal_path(output)
-    if journal.exists():
-        for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-                index, row = rec["index"], rec["row"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue  # a line cut by a kill
-            if isinstance(index, int) and 0 <= index < len(ids) and isinstance(row, dict) \
-                    and row.get("id") == ids[index] and "error" not in row:
-                done[index] = row
-    elif output.exists():
-        for index, line in enumerate(output.read_text(encoding="utf-8", errors="replace").splitlines()):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if index < len(ids) and isinstance(row, dict) and row.get("id") == ids[index] \
-                    and "error" not in row:
-                done[index] = row
+    for rec in journal.records():
+        index, row = rec["index"], rec["row"]
+        if 0 <= index < len(hashes) and rec.get("line") == hashes[index] and rec.get("run") == run \
+                and row.get("id") == ids[index] and "error" not in row:
+            done[index] = row
     return done
 
 
-def compress_item(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions) -> dict:
-    """The output row of one input item (an ``error`` row when it cannot be compressed)."""
+def _compress(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions) -> tuple[dict, int]:
     spec = options.spec
     base = {"id": item.id, "text": " ".join(item.text)}
     try:
@@ -123,13 +169,18 @@ def compress_item(index: int, item: CorpusItem, sentence, compressor, options: B
         lengths = spec.for_sentence(sentence.n, index, gold)
         results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit)
     except DualDecompError as exc:
-        return {**base, "error": str(exc)}
+        return {**base, "error": safe_text(str(exc))}, exc.exit_code
     timing, trace = not options.deterministic, options.trace
     row = {**base, **results[0].to_json(timing=timing, trace=trace)}
     if spec.mode == "gold":
         row["references"] = [{"length": m, **c.to_json(timing=timing, trace=trace)}
                              for m, c in zip(lengths, results, strict=True)]
-    return row
+    return row, 0
+
+
+def compress_item(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions) -> dict:
+    """The output row of one input item (an ``error`` row when it cannot be compressed)."""
+    return _compress(index, item, sentence, compressor, options)[0]
 
 
 def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None, compressor,
@@ -140,9 +191,10 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     Parameters
     ----------
     input_path : path
-        JSONL input.
+        JSONL input (``-``: standard input).
     output_path : path or None
-        JSONL output (journal + atomic write); None to only return (and ``emit``) the rows.
+        JSONL output (journal + atomic write for a regular file; a device or FIFO is written directly;
+        ``-``: standard output, row by row); None to only return (and ``emit``) the rows.
     compressor : dualdecomp.app.compressor.Compressor
         The model.
     options : BatchOptions
@@ -160,59 +212,110 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     Raises
     ------
     InputError
-        Unreadable input, a length file of the wrong size, or a failed line with ``on_error="fail"``.
+        Unreadable input, an output that is the input or its journal, a journal that is a symlink or
+        locked by another run, a journal that cannot be written (full disk), a length file of the wrong
+        size, or a failed line with ``on_error="fail"``.
     """
     if options.on_error not in ("skip", "fail"):
         raise InputError(f"--on-error must be skip or fail, not {options.on_error!r}")
     if options.batch_size < 1:
         raise InputError("the batch size must be >= 1")
-    items = read_input(input_path)
+    if output_path is not None and str(output_path) == "-":
+        if options.resume:
+            raise InputError("--resume needs an --output that is a regular file, not - (standard output)")
+        output_path = None
+        emit = _stdout_writer(emit)
+    if output_path is not None:
+        check_paths(input_path, output_path)
+    lines = read_lines(input_path)
+    items = [item for item, _ in lines]
+    hashes = [h for _, h in lines]
     spec = options.spec
     if spec.mode == "file" and len(spec.lengths) != len(items):
         raise InputError(f"the length file has {len(spec.lengths)} lines but the input has {len(items)}")
-    out = Path(output_path) if output_path is not None else None
-    if out is not None and out.is_dir():
-        raise InputError(f"output is a directory: {out}")
-    done = _previous_rows(out, items) if (out is not None and options.resume) else {}
-    journal = None
-    if out is not None:
-        try:
-            journal = open(journal_path(out), "a" if options.resume else "w", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            raise InputError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    rows: list[dict] = []
+    target = resolve_output(output_path) if output_path is not None else None
+    if options.resume and (target is None or not target.regular):
+        raise InputError("--resume needs an --output that is a regular file")
+    journal = Journal(journal_path(target.path), options.resume) if target and target.regular else None
+    direct = None
     try:
-        for start in range(0, len(items), options.batch_size):
-            chunk = list(enumerate(items[start:start + options.batch_size], start=start))
-            todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)]
-            parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
-            sentences = {i: s for (i, _), s in zip(todo, parsed, strict=True)}
-            for i, it in chunk:
-                if i in done:
-                    row = done[i]
-                elif isinstance(it, dict):
-                    row = it
-                else:
-                    row = compress_item(i, it, sentences[i], compressor, options)
-                if "error" in row and options.on_error == "fail":
-                    where = f"the {len(rows)} lines done are kept in {journal_path(out)}; " if out else ""
-                    raise InputError(f"line {i + 1} (id {row['id']}): {row['error']} ({where}fix the input "
-                                     "and rerun with --resume)")
-                if journal is not None and i not in done:
-                    journal.write(json.dumps({"index": i, "row": row}, ensure_ascii=False) + "\n")
-                    journal.flush()
-                    os.fsync(journal.fileno())
-                rows.append(row)
-                if emit is not None:
-                    emit(row)
-                if progress is not None:
-                    progress(1)
+        if journal is not None:
+            clean_stale_temporaries(target.target)
+            run = _run_fingerprint(compressor, options)
+            ids = [it["id"] if isinstance(it, dict) else it.id for it in items]
+            done = _reusable(journal, hashes, ids, run) if options.resume else {}
+        else:
+            run, done = "", {}
+            if target is not None:
+                try:
+                    direct = open(target.target, "w", encoding="utf-8")  # noqa: SIM115
+                except OSError as exc:
+                    raise InputError(f"{target.path}: cannot write: {exc.strerror or exc}") from None
+        rows, codes = _process(items, hashes, done, compressor, options, journal, run, direct, progress, emit)
+        if journal is not None:
+            write_jsonl_atomic(target.target, rows)
+            journal.remove()
     finally:
         if journal is not None:
             journal.close()
-    if out is not None:
-        write_jsonl_atomic(out, rows)
-        journal_path(out).unlink(missing_ok=True)
+        if direct is not None:
+            try:
+                direct.close()
+            except OSError:
+                pass
     failed = sum("error" in r for r in rows)
     certified = sum(bool(r.get("certified")) for r in rows)
-    return rows, BatchSummary(len(rows), failed, certified, len(done))
+    return rows, BatchSummary(len(rows), failed, certified, len(done), max(codes, default=0))
+
+
+def _stdout_writer(emit: Callable[[dict], None] | None) -> Callable[[dict], None]:
+    """Write each row as one JSON line on standard output (``--output -``), then call ``emit``."""
+
+    def write(row: dict) -> None:
+        sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        if emit is not None:
+            emit(row)
+
+    return write
+
+
+def _process(items, hashes, done, compressor, options, journal, run, direct, progress, emit):
+    """Compress the lines not in ``done``, journalling each row; returns the rows and the error codes."""
+    rows: list[dict] = []
+    codes: list[int] = []
+    for start in range(0, len(items), options.batch_size):
+        chunk = list(enumerate(items[start:start + options.batch_size], start=start))
+        todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)]
+        parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
+        sentences = {i: s for (i, _), s in zip(todo, parsed, strict=True)}
+        for i, it in chunk:
+            code = 0
+            if i in done:
+                row = done[i]
+            elif isinstance(it, dict):
+                row, code = it, InputError.exit_code
+            else:
+                row, code = _compress(i, it, sentences[i], compressor, options)
+            if "error" in row and options.on_error == "fail":
+                where = f"the {len(rows)} lines done are kept in {journal.path}; " if journal else ""
+                err = InputError(f"line {i + 1} (id {row['id']!r}): {row['error']} ({where}fix the input "
+                                 "and rerun with --resume)")
+                err.exit_code = max(code, InputError.exit_code)
+                raise err
+            if journal is not None and i not in done:
+                journal.append(i, hashes[i], run, row)
+            if direct is not None:
+                try:
+                    direct.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    direct.flush()
+                except OSError as exc:
+                    raise InputError(f"cannot write the output: {exc.strerror or exc}") from None
+            rows.append(row)
+            if code:
+                codes.append(code)
+            if emit is not None:
+                emit(row)
+            if progress is not None:
+                progress(1)
+    return rows, codes

@@ -1,7 +1,9 @@
 """The ``dualdecomp`` command line: compress | train | evaluate | lm | t3 | plot.
 
 Errors raised on purpose (``dualdecomp.core.errors``) are printed as one line on stderr with the exit codes of
-docs/architecture.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback.
+docs/architecture.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback. The only
+exit codes are 0, 2, 3, 4 and 130 (Ctrl-C, also while the commands are imported); an unexpected exception
+(a bug) is reported as an internal error with code 4.
 """
 
 from __future__ import annotations
@@ -10,8 +12,17 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from dualdecomp.core.errors import DualDecompError
+
+
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``)."""
+    try:
+        return metadata.version("dualdecomp")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
         description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
+    parser.add_argument("--version", action="version", version=f"dualdecomp {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in (compress, train, evaluate, lm, t3, plot):
@@ -32,11 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (also used as the console entry point)."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0)
+    except KeyboardInterrupt:
+        print("dualdecomp: interrupted", file=sys.stderr)
+        return 130
     try:
         return int(args.func(args) or 0)
     except DualDecompError as exc:
@@ -55,8 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"dualdecomp {args.command}: internal error ({type(exc).__name__}: {exc}); please report it "
               "(set DUALDECOMP_DEBUG=1 for the traceback)", file=sys.stderr)
-        return 1
+        return 4
+
+
+def entry_point() -> None:
+    """The console script: :func:`main`'s code, and 130 without a traceback for a Ctrl-C at any time."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print("dualdecomp: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry_point()

@@ -98,10 +98,13 @@ class Compressor:
                  config: str | None = None) -> None:
         self.joint = None
         self.model = None
+        self.directory: Path | None = None  # the model directory (None for a model given in memory)
+        self.config_name = config
         if isinstance(model, BigramModel):
             self.model = model
         else:
             directory = Path(model) if model is not None else default_model_dir()
+            self.directory = directory
             if config is not None or (directory / "config.json").is_file():
 
                 self.joint = JointModel(directory, config)
@@ -190,8 +193,14 @@ class Compressor:
             Keep round(ratio · n) tokens (0 < ratio <= 1).
         chars : int, optional
             At most this many characters.
-        """
 
+        Raises
+        ------
+        InputError
+            When ``text`` is not a str (e.g. bytes: decode it first), or the length request is invalid.
+        """
+        if not isinstance(text, str):
+            raise InputError(f"compress_text takes a str, not {type(text).__name__} (decode bytes first)")
         sentence = parse_text(text)
         lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)
         return self.compress(sentence, lengths[0], chars)

@@ -4,7 +4,13 @@
 
 - ``doc._.compression``: the compressed text (detokenised with the document's own spacing);
 - ``doc._.keep``: a list of bools, one per token of the ``Doc`` (whitespace tokens are never kept);
-- ``doc._.certificate``: ``{"primal", "dual", "gap", "certified", "seconds"}``.
+- ``doc._.certificate``: ``{"primal", "dual", "gap", "certified", "seconds"}``;
+- ``doc._.compression_error``: None, or why this ``Doc`` could not be compressed (e.g. a fixed length
+  longer than a short document); the three attributes above are then None, and ``nlp.pipe`` goes on with
+  the next document instead of aborting.
+
+A pipeline without a tagger and a parser before the component raises an ``InputError`` saying so (the
+model's features need POS tags and dependency arcs; it never returns an empty "certified" compression).
 
 The config takes the CLI's options: ``model`` (a model directory; the embedded default model when
 null), ``length`` (an integer, or ``"ratio:R"``), ``ratio`` and ``chars``. The factory is registered with
@@ -16,10 +22,10 @@ from __future__ import annotations
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from dualdecomp.core.errors import InputError
+from dualdecomp.core.errors import DualDecompError, InputError
 from dualdecomp.data.parsing import doc_to_sentence
 
-EXTENSIONS = ("compression", "keep", "certificate")
+EXTENSIONS = ("compression", "keep", "certificate", "compression_error")
 
 
 class DualDecompComponent:
@@ -47,12 +53,22 @@ class DualDecompComponent:
         if not words:
             doc._.compression, doc._.keep, doc._.certificate = "", [False] * len(doc), None
             return doc
+        if not (doc.has_annotation("DEP") and (doc.has_annotation("TAG") or doc.has_annotation("POS"))):
+            raise InputError("the dualdecomp component needs POS tags and a dependency parse: add it after a "
+                             "tagger and a parser (e.g. spacy.load('en_core_web_sm'), then "
+                             "nlp.add_pipe('dualdecomp'))")
         if len(words) == len(doc):
             sentence = doc_to_sentence(doc)
         else:
             sentence = doc_to_sentence(_without_spaces(doc))
-        length = self.spec.for_sentence(sentence.n, 0)[0]
-        result = self.compressor.compress(sentence, length, self.chars)
+        try:
+            length = self.spec.for_sentence(sentence.n, 0)[0]
+            result = self.compressor.compress(sentence, length, self.chars)
+        except DualDecompError as exc:  # this document only: nlp.pipe goes on
+            doc._.compression, doc._.keep, doc._.certificate = None, None, None
+            doc._.compression_error = str(exc)
+            return doc
+        doc._.compression_error = None
         keep_words = iter(result.keep.tolist())
         doc._.keep = [False if t.is_space else bool(next(keep_words)) for t in doc]
         doc._.compression = result.text

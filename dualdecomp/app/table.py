@@ -57,8 +57,8 @@ def read_table_spec(path: str | os.PathLike[str]) -> TableSpec:
         spec = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"table specification not found: {p}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{p}: unreadable or not valid JSON ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # also: too deep, an integer of > 4,300 digits
+        raise InputError(f"{p}: unreadable or not valid JSON ({type(exc).__name__}: {exc})") from None
     base = p.parent
 
     def resolve(x: str | None) -> str | None:

@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -54,8 +55,8 @@ def read_json(path: Path, missing: str = "missing") -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{path}: {missing}") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+    except (OSError, ValueError, RecursionError) as exc:  # also: too deep, an integer of > 4,300 digits
+        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
 
 
 def write_sparse_weights(path: Path, weights: np.ndarray) -> None:
@@ -79,8 +80,9 @@ def read_sparse_weights(path: Path, size: int) -> np.ndarray:
             values = np.asarray(npz["values"])
     except FileNotFoundError as exc:
         raise ModelError(f"{path}: missing") from exc
-    except (OSError, ValueError, KeyError, AttributeError, TypeError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelError(f"{path}: corrupted or not a weights file ({exc})") from exc
+    except (OSError, ValueError, KeyError, AttributeError, TypeError, zipfile.BadZipFile, EOFError,
+            zlib.error, RecursionError) as exc:  # zlib.error: corrupted deflate data
+        raise ModelError(f"{path}: corrupted or not a weights file ({type(exc).__name__}: {exc})") from None
     if indices.ndim != 1 or values.shape != indices.shape:
         raise ModelError(f"{path}: indices and values must be 1-d arrays of the same length")
     if not np.issubdtype(indices.dtype, np.integer) or not np.issubdtype(values.dtype, np.floating):

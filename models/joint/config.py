@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.core.errors import ModelError
+from dualdecomp.core.errors import DualDecompError, ModelError
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
+from dualdecomp.engine.options import make_options
 from dualdecomp.models.registry import get_kind, kind_names
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency
@@ -107,6 +108,7 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     beam = decode.get("beam", 100)
     if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
         raise ModelError(f"{where}: decode.beam must be a positive integer")
+    _check_decode_options(decode, decoder, where)
     fb = spec.get("fallback")
     max_tokens, fb_comps = None, ()
     if fb is not None:
@@ -124,6 +126,22 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     if bias and not any(c.kind in ("bigram", "dependency") for c in parsed):
         raise ModelError(f"{where}: length_bias needs a bigram or dependency component")
     return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias))
+
+
+_OTHER_DECODER_OPTIONS = {"ilp": {"decoder", "solver", "time_limit"}, "beam": {"decoder", "beam"}}
+
+
+def _check_decode_options(decode: dict, decoder: str, where: str) -> None:
+    """Validate the decoder's options once, at load (a ModelError, not one error per line)."""
+    if decoder == "dd":
+        try:
+            make_options(**{k: v for k, v in decode.items() if k != "decoder"})
+        except (DualDecompError, TypeError, ValueError) as exc:
+            raise ModelError(f"{where}: invalid decode options: {exc}") from None
+        return
+    unknown = sorted(set(decode) - _OTHER_DECODER_OPTIONS[decoder])
+    if unknown:
+        raise ModelError(f"{where}: unknown option(s) for the {decoder} decoder: {', '.join(unknown)}")
 
 
 class JointModel:
@@ -148,8 +166,8 @@ class JointModel:
             names = sorted(p.stem for p in (d / "configs").glob("*.json"))
             known = f" (configurations here: {', '.join(names)})" if names else ""
             raise ModelError(f"{path}: missing{known}") from exc
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+        except (OSError, ValueError, RecursionError) as exc:  # also too deep, an over-long integer
+            raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
         self.config = parse_config(spec, str(path))
         self.directory = d
         self.models = [self._load(c) for c in self.config.components]

@@ -24,6 +24,7 @@ import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -353,8 +354,8 @@ def load_grammar(path: str | os.PathLike[str]) -> Grammar:
         doc = json.loads((gzip.decompress(raw) if p.suffix == ".gz" else raw).decode("utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{p}: grammar file not found") from exc
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{p}: unreadable or not valid JSON ({exc})") from exc
+    except (OSError, EOFError, ValueError, RecursionError, zlib.error) as exc:  # zlib.error: bad deflate data
+        raise ModelError(f"{p}: unreadable or not valid JSON ({type(exc).__name__}: {exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelError(f"{p}: not a dualdecomp STSG grammar (format field missing or wrong)")
     if doc.get("version") != VERSION:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 
 from dualdecomp.core.errors import InputError
 
@@ -17,10 +18,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "shared format (pre-tokenised `text`, never re-tokenised). Every compression comes with "
                     "its certificate: primal, dual, gap, certified.")
     p.add_argument("text", nargs="?", help="raw text to compress (omit with --input)")
-    p.add_argument("--input", metavar="IN.jsonl", help="JSONL input: {id, text, compressions?} per line")
+    p.add_argument("--input", metavar="IN.jsonl",
+                   help="JSONL input: {id, text, compressions?} per line ('-': standard input)")
     p.add_argument("--output", metavar="OUT.jsonl",
-                   help="JSONL output (written atomically, journal in OUT.jsonl.partial); without it results "
-                        "are printed")
+                   help="JSONL output (written atomically, journal in OUT.jsonl.partial; '-': JSON lines on "
+                        "standard output, row by row); without it results are printed")
     p.add_argument("--length", metavar="N|gold|ratio:R|file:PATH",
                    help="exact number of kept tokens, or gold (each reference's length), ratio:R, file:PATH")
     p.add_argument("--ratio", type=float, metavar="R", help="keep round(R·n) tokens, 0 < R <= 1")
@@ -50,19 +52,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _fmt(x: float | None) -> str:
-    return "-inf" if x is None else f"{x:.6g}"
+def _fmt(x: float | None, missing: str) -> str:
+    """A bound for the terminal; ``missing`` (``-inf`` for a primal, ``+inf`` for a dual or gap) for None."""
+    return missing if x is None else f"{x:.6g}"
+
+
+def _visible(text: str) -> str:
+    """``text`` with control and format characters (terminal escapes, bidi overrides, NUL, lone surrogates)
+    written as escapes, never sent raw to the terminal."""
+    return "".join(ch if unicodedata.category(ch)[0] != "C" else ascii(ch)[1:-1] for ch in text)
 
 
 def _human(row: dict) -> str:
+    rid = _visible(str(row["id"]))
     if "error" in row:
-        return f"[{row['id']}] error: {row['error']}"
-    lines = [f"[{row['id']}] {row.get('output', row['compression'])}"]
+        return f"[{rid}] error: {_visible(row['error'])}"
+    lines = [f"[{rid}] {_visible(row.get('output', row['compression']))}"]
     for r in [row, *row.get("references", [])[1:]]:
         kept = sum(r["keep"])
         cert = "yes" if r["certified"] else "no"
         timing = f", {1000 * r['seconds']:.1f} ms" if "seconds" in r else ""
-        lines.append(f"    primal={_fmt(r['primal'])} dual={_fmt(r['dual'])} gap={_fmt(r['gap'])} "
+        lines.append(f"    primal={_fmt(r['primal'], '-inf')} dual={_fmt(r['dual'], '+inf')} "
+                     f"gap={_fmt(r['gap'], '+inf')} "
                      f"certified={cert}  ({kept} of {len(r['keep'])} tokens{timing})")
     return "\n".join(lines)
 
@@ -102,11 +113,11 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     if summary.failed:
         print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
               "field)", file=sys.stderr)
-        return 2
+        return summary.exit_code or 2
     if args.output and not args.quiet:
-        reused = f", {summary.reused} reused from the earlier run" if summary.reused else ""
+        reused = f", {summary.reused} reused from the earlier run" if summary.reused or args.resume else ""
         print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
-              f"written to {args.output}", file=sys.stderr)
+              f"written to {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
     return 0
 
 
@@ -115,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
+    from dualdecomp.app.output_paths import check_paths
 
     if (args.text is None) == (args.input is None):
         raise InputError("give either TEXT or --input FILE")
@@ -125,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--chars must be >= 0 and cannot be combined with a length")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError("--time-limit must be positive")
+    if args.output:
+        check_paths(args.input, args.output)  # before the model loads: refuse at once
     compressor = Compressor(args.model, args.config)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
