@@ -9,8 +9,9 @@ import pytest
 
 from dualdecomp.app.batch import BatchOptions, journal_path, run_batch
 from dualdecomp.app.cli import main
+from dualdecomp.app.cluster import cluster_client
 from dualdecomp.app.compressor import Compressor
-from dualdecomp.app.distributed import cluster_client, run_distributed_batch
+from dualdecomp.app.distributed import run_distributed_batch
 from dualdecomp.core.errors import InputError
 
 OPTIONS = BatchOptions(deterministic=True, batch_size=3)

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
-from dask.distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
 from dualdecomp.app.batch import BatchOptions, BatchSummary, compress_item, journal_path, read_input
 from dualdecomp.app.batch import _previous_rows as previous_rows
@@ -79,27 +78,6 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
             for (i, it), s in zip(chunk, parsed, strict=True)]
 
 
-@contextmanager
-def cluster_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Client]:
-    """A Dask client: on an existing scheduler, or on a local cluster of ``workers`` processes.
-
-    The local cluster has one thread per worker process, no dashboard and listens on 127.0.0.1 only.
-    """
-    if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout="30s")
-        except OSError as exc:
-            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-        with client:
-            yield client
-        return
-    if workers is None or workers < 1:
-        raise InputError("--workers must be >= 1")
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      host="127.0.0.1") as cluster, Client(cluster) as client:
-        yield client
-
-
 def _open_journal(out: Path | None, resume: bool):
     if out is None:
         return None
@@ -123,7 +101,7 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     output_path : path or None
         JSONL output (journal + atomic write); None to only return (and ``emit``) the rows.
     client : dask.distributed.Client
-        The cluster (see :func:`cluster_client`).
+        The cluster (see :func:`dualdecomp.app.cluster.cluster_client`).
     model, config : path or None, str or None
         The model directory and configuration, loaded once on every worker.
     options : BatchOptions

@@ -103,7 +103,8 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     bar = progress_factory(args.quiet or not args.output)(None, "compressing")
     if args.workers > 1 or args.scheduler:
         # lazy: Dask is imported only for a distributed run
-        from dualdecomp.app.distributed import cluster_client, run_distributed_batch
+        from dualdecomp.app.cluster import cluster_client
+        from dualdecomp.app.distributed import run_distributed_batch
 
         with cluster_client(args.workers, args.scheduler) as client:
             _, summary = run_distributed_batch(args.input, args.output, client, args.model, args.config,

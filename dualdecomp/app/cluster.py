@@ -1,0 +1,31 @@
+"""A Dask client for distributed runs: a local cluster of worker processes, or an existing scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dask.distributed import Client, LocalCluster
+
+from dualdecomp.core.errors import InputError
+
+
+@contextmanager
+def cluster_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Client]:
+    """A Dask client: on an existing scheduler, or on a local cluster of ``workers`` processes.
+
+    The local cluster has one thread per worker process, no dashboard and listens on 127.0.0.1 only.
+    """
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="30s")
+        except OSError as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        with client:
+            yield client
+        return
+    if workers is None or workers < 1:
+        raise InputError("--workers must be >= 1")
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster, Client(cluster) as client:
+        yield client
