@@ -1,0 +1,128 @@
+"""Scale benchmark of batch compression on Dask: 1 and 2 local worker processes against one process.
+
+Input: the first ``--limit`` (2,000) sentences of ``data/corpora/eval.train.jsonl`` (the Google eval
+corpus; ``eval.dev.jsonl`` has only 968), compressed with the embedded default model at free length,
+``--deterministic``, chunks of ``--batch-size`` (64, the CLI's default) lines. In the same run:
+
+* ``"kind": "single"`` — ``run_batch`` in this process (model loaded before the clock starts; spaCy's
+  and numba's first-use costs are inside, as for a CLI run);
+* ``"kind": "dask"`` per worker count — a fresh ``LocalCluster`` (processes, one thread each): seconds to
+  start it, then ``run_distributed_batch`` (inside the clock: every worker loads the model and spaCy and
+  compiles its numba kernels), throughput, its ratio to the single-process throughput of this run, and
+  whether the output bytes equal the single-process output;
+* ``"kind": "chunk_overhead"`` — per chunk, the round trip of a task that ships a chunk of the same input
+  items to a worker and returns rows of the same size without compressing (the scheduler, serialisation
+  and client-side journal cost the distributed path adds per chunk), measured one chunk at a time and
+  with all chunks in flight;
+* peak resident memory (MiB) of this process and, per run, of the workers.
+
+Run ``python benchmarks/scale.py [--limit N] [--workers 1 2] [--batch-size K]``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# Run as a script, this file's directory comes first on sys.path and would shadow the packages.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+if os.path.dirname(_HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(_HERE))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from dualdecomp.app.batch import BatchOptions, read_input, run_batch  # noqa: E402
+from dualdecomp.app.cluster import cluster_client  # noqa: E402
+from dualdecomp.app.compressor import Compressor  # noqa: E402
+from dualdecomp.app.distributed import run_distributed_batch  # noqa: E402
+
+ROOT = Path(_HERE).parent
+
+
+def emit(row: dict) -> None:
+    print(json.dumps(row, allow_nan=False), flush=True)
+
+
+def peak_mib() -> float:
+    """Peak resident memory of this process, MiB (Linux reports ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def echo_chunk(chunk: list) -> list:
+    """A chunk's round trip without work: rows of the input's size (id, text, keep)."""
+    return [(i, {"id": it.id, "text": " ".join(it.text), "keep": [True] * len(it.text)}) for i, it in chunk]
+
+
+def chunk_overhead(client, items: list, batch_size: int) -> dict:
+    """Seconds per chunk of echo tasks: one at a time, then all in flight."""
+    chunks = [list(enumerate(items))[k:k + batch_size] for k in range(0, len(items), batch_size)]
+    start = time.perf_counter()
+    for chunk in chunks:
+        client.submit(echo_chunk, chunk, pure=False).result()
+    serial = (time.perf_counter() - start) / len(chunks)
+    start = time.perf_counter()
+    client.gather([client.submit(echo_chunk, chunk, pure=False) for chunk in chunks])
+    flight = (time.perf_counter() - start) / len(chunks)
+    return {"chunks": len(chunks), "seconds_per_chunk_serial": round(serial, 5),
+            "seconds_per_chunk_in_flight": round(flight, 5)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limit", type=int, default=2000)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--batch-size", type=int, default=64)
+    args = ap.parse_args(argv)
+    lines = (ROOT / "data" / "corpora" / "eval.train.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = lines[:args.limit]
+    options = BatchOptions(deterministic=True, batch_size=args.batch_size)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "in.jsonl"
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        n = len(lines)
+        emit({"kind": "setup", "corpus": "eval.train.jsonl", "sentences": n, "batch_size": args.batch_size,
+              "model": "embedded default", "length": "free", "cpus": os.cpu_count(),
+              "load_average": [round(x, 2) for x in os.getloadavg()]})
+        compressor = Compressor()
+        single_out = Path(tmp) / "single.jsonl"
+        start = time.perf_counter()
+        run_batch(source, single_out, compressor, options)
+        single_s = time.perf_counter() - start
+        single_rate = n / single_s
+        emit({"kind": "single", "seconds": round(single_s, 2), "sentences_per_s": round(single_rate, 3),
+              "peak_mib": peak_mib()})
+        reference = single_out.read_bytes()
+        items = [it for it in read_input(source) if not isinstance(it, dict)]
+        for workers in args.workers:
+            start = time.perf_counter()
+            with cluster_client(workers=workers) as client:
+                startup = time.perf_counter() - start
+                out = Path(tmp) / f"dask{workers}.jsonl"
+                start = time.perf_counter()
+                run_distributed_batch(source, out, client, None, None, options)
+                run_s = time.perf_counter() - start
+                rate = n / run_s
+                worker_peak = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                overhead = chunk_overhead(client, items, args.batch_size)
+            emit({"kind": "dask", "workers": workers, "cluster_start_s": round(startup, 2),
+                  "seconds": round(run_s, 2), "sentences_per_s": round(rate, 3),
+                  "ratio_to_single": round(rate / single_rate, 3),
+                  "ratio_to_single_with_start": round(single_s / (run_s + startup), 3),
+                  "chunks": -(-n // args.batch_size),
+                  "identical_output": out.read_bytes() == reference,
+                  "peak_mib": peak_mib(),
+                  "worker_peak_mib": sorted(round(v, 1) for v in worker_peak.values())})
+            emit({"kind": "chunk_overhead", "workers": workers, "batch_size": args.batch_size, **overhead})
+    emit({"kind": "end", "load_average": [round(x, 2) for x in os.getloadavg()]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
