@@ -14,9 +14,12 @@ corpus; ``eval.dev.jsonl`` has only 968), compressed with the embedded default m
   items to a worker and returns rows of the same size without compressing (the scheduler, serialisation
   and client-side journal cost the distributed path adds per chunk), measured one chunk at a time and
   with all chunks in flight;
-* peak resident memory (MiB) of this process and, per run, of the workers.
+* peak resident memory (MiB) of this process and, per run, of the workers;
+* ``"kind": "model"`` — a MODEL (not a measurement) of throughput for 1 to 100 workers, from this run's
+  measurements and stated assumptions (:func:`scaling_model`).
 
-Run ``python benchmarks/scale.py [--limit N] [--workers 1 2] [--batch-size K]``.
+Run ``python benchmarks/scale.py [--limit N] [--workers 1 2] [--batch-size K]``; ``--model-from FILE``
+prints only the model lines from the JSON lines of an earlier run.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ from dualdecomp.app.distributed import run_distributed_batch  # noqa: E402
 ROOT = Path(_HERE).parent
 
 
-def emit(row: dict) -> None:
+def emit(row: dict, log: list | None = None) -> None:
     print(json.dumps(row, allow_nan=False), flush=True)
+    if log is not None:
+        log.append(row)
 
 
 def peak_mib() -> float:
@@ -74,13 +79,74 @@ def chunk_overhead(client, items: list, batch_size: int) -> dict:
             "seconds_per_chunk_in_flight": round(flight, 5)}
 
 
+WORKER_COUNTS = (1, 2, 4, 8, 16, 32, 64, 100)
+NETWORK_BYTES_PER_S = 125e6  # assumption: 1 Gbit/s into the client, which receives every result row
+LATENCY_S = 0.5e-3  # assumption: per task round trip on a LAN, hidden while >= 2 chunks per worker are queued
+
+
+def scaling_model(rows: list[dict]) -> list[dict]:
+    """Throughput vs workers from one run's measurements (a model, not a measurement).
+
+    Assumptions: every worker is one core as fast as the 1-worker run of this benchmark (``r``, its
+    sentences/s with start-up inside, a lower bound on the steady rate); the central cost per chunk (the
+    client's journal write and fsync, deserialisation, the scheduler's bookkeeping) is the measured
+    in-flight echo round trip ``o`` and does not grow with workers (one client, one scheduler); each
+    sentence moves ``in_bytes + out_bytes`` through the client's network link of ``NETWORK_BYTES_PER_S``;
+    latency is hidden by the in-flight window (4 chunks per worker thread). Then, for W workers and chunk
+    size B, throughput = min(W · r, B / o, NETWORK_BYTES_PER_S / bytes per sentence), and a corpus of N
+    sentences takes start-up + N / throughput (start-up: cluster start plus the 1-worker run's excess
+    over the single process, i.e. model, spaCy and numba loading on each worker, in parallel).
+    """
+    setup = next(r for r in rows if r["kind"] == "setup")
+    single = next(r for r in rows if r["kind"] == "single")
+    one = next(r for r in rows if r["kind"] == "dask" and r["workers"] == 1)
+    over = max(r["seconds_per_chunk_in_flight"] for r in rows if r["kind"] == "chunk_overhead")
+    rate = one["sentences_per_s"]
+    startup = one["cluster_start_s"] + max(0.0, one["seconds"] - single["seconds"])
+    per_sentence = setup.get("bytes_in_per_sentence", 0) + setup.get("bytes_out_per_sentence", 0)
+    out = []
+    for batch in (setup["batch_size"], 512):
+        for workers in WORKER_COUNTS:
+            limits = {"workers": workers * rate, "central": batch / over,
+                      "network": NETWORK_BYTES_PER_S / per_sentence if per_sentence else float("inf")}
+            bound = min(limits, key=limits.get)
+            thr = limits[bound]
+            out.append({"kind": "model", "workers": workers, "batch_size": batch,
+                        "sentences_per_s": round(thr, 1),
+                        "speedup_vs_single": round(thr / single["sentences_per_s"], 1), "bound": bound,
+                        "hours_200k": round((startup + 2e5 / thr) / 3600, 3),
+                        "hours_10M": round((startup + 1e7 / thr) / 3600, 2),
+                        "assumed": {"worker_rate": rate, "central_s_per_chunk": over,
+                                    "startup_s": round(startup, 1),
+                                    "network_bytes_per_s": NETWORK_BYTES_PER_S,
+                                    "bytes_per_sentence": per_sentence, "latency_s": LATENCY_S}})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=2000)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--model-from", metavar="FILE", help="print the model lines of an earlier run's output")
+    ap.add_argument("--bytes-out", type=float, metavar="B",
+                    help="with --model-from: output bytes per sentence, where that run did not record them")
     args = ap.parse_args(argv)
     lines = (ROOT / "data" / "corpora" / "eval.train.jsonl").read_text(encoding="utf-8").splitlines()
+    if args.model_from:
+        rows = [json.loads(line) for line in Path(args.model_from).read_text().splitlines() if line.strip()]
+        setup = next(r for r in rows if r["kind"] == "setup")
+        if "bytes_in_per_sentence" not in setup:
+            first = lines[:setup["sentences"]]
+            setup["bytes_in_per_sentence"] = round(sum(len(x.encode()) + 1 for x in first) / len(first), 1)
+        if "bytes_out_per_sentence" not in setup:
+            if args.bytes_out is None:
+                ap.error("that run did not record its output size: give --bytes-out")
+            setup["bytes_out_per_sentence"] = args.bytes_out
+        for row in scaling_model(rows):
+            emit(row)
+        return 0
+    measured: list[dict] = []
     lines = lines[:args.limit]
     options = BatchOptions(deterministic=True, batch_size=args.batch_size)
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         n = len(lines)
         emit({"kind": "setup", "corpus": "eval.train.jsonl", "sentences": n, "batch_size": args.batch_size,
               "model": "embedded default", "length": "free", "cpus": os.cpu_count(),
-              "load_average": [round(x, 2) for x in os.getloadavg()]})
+              "load_average": [round(x, 2) for x in os.getloadavg()],
+              "bytes_in_per_sentence": round(source.stat().st_size / n, 1)}, measured)
         compressor = Compressor()
         single_out = Path(tmp) / "single.jsonl"
         start = time.perf_counter()
@@ -97,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         single_s = time.perf_counter() - start
         single_rate = n / single_s
         emit({"kind": "single", "seconds": round(single_s, 2), "sentences_per_s": round(single_rate, 3),
-              "peak_mib": peak_mib()})
+              "peak_mib": peak_mib()}, measured)
         reference = single_out.read_bytes()
+        measured[0]["bytes_out_per_sentence"] = round(len(reference) / n, 1)
         items = [it for it in read_input(source) if not isinstance(it, dict)]
         for workers in args.workers:
             start = time.perf_counter()
@@ -118,9 +186,13 @@ def main(argv: list[str] | None = None) -> int:
                   "chunks": -(-n // args.batch_size),
                   "identical_output": out.read_bytes() == reference,
                   "peak_mib": peak_mib(),
-                  "worker_peak_mib": sorted(round(v, 1) for v in worker_peak.values())})
-            emit({"kind": "chunk_overhead", "workers": workers, "batch_size": args.batch_size, **overhead})
+                  "worker_peak_mib": sorted(round(v, 1) for v in worker_peak.values())}, measured)
+            emit({"kind": "chunk_overhead", "workers": workers, "batch_size": args.batch_size, **overhead},
+                 measured)
     emit({"kind": "end", "load_average": [round(x, 2) for x in os.getloadavg()]})
+    if 1 in args.workers:
+        for row in scaling_model(measured):
+            emit(row)
     return 0
 
 
