@@ -14,6 +14,8 @@ corpus; ``eval.dev.jsonl`` has only 968), compressed with the embedded default m
   items to a worker and returns rows of the same size without compressing (the scheduler, serialisation
   and client-side journal cost the distributed path adds per chunk), measured one chunk at a time and
   with all chunks in flight;
+* CPU seconds (this process; the workers' sum) beside every wall-clock time: on a shared machine the
+  wall-clock ratios include the other users' load, the CPU ratios do not;
 * peak resident memory (MiB) of this process and, per run, of the workers;
 * ``"kind": "model"`` — a MODEL (not a measurement) of throughput for 1 to 100 workers, from this run's
   measurements and stated assumptions (:func:`scaling_model`).
@@ -60,6 +62,12 @@ def peak_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def echo_chunk(chunk: list) -> list:
     """A chunk's round trip without work: rows of the input's size (id, text, keep)."""
     return [(i, {"id": it.id, "text": " ".join(it.text), "keep": [True] * len(it.text)}) for i, it in chunk]
@@ -87,23 +95,33 @@ LATENCY_S = 0.5e-3  # assumption: per task round trip on a LAN, hidden while >= 
 def scaling_model(rows: list[dict]) -> list[dict]:
     """Throughput vs workers from one run's measurements (a model, not a measurement).
 
-    Assumptions: every worker is one core as fast as the 1-worker run of this benchmark (``r``, its
-    sentences/s with start-up inside, a lower bound on the steady rate); the central cost per chunk (the
-    client's journal write and fsync, deserialisation, the scheduler's bookkeeping) is the measured
+    Assumptions: every worker has a dedicated core and decodes at the rate ``r`` of the 1-worker run's
+    worker measured in CPU seconds (model, spaCy and numba loading included: a lower bound on the
+    steady rate; on a shared machine wall-clock rates measure the other users' load); the central cost
+    per chunk (the client's journal write and fsync, deserialisation, the scheduler's bookkeeping) is the
+    measured
     in-flight echo round trip ``o`` and does not grow with workers (one client, one scheduler); each
     sentence moves ``in_bytes + out_bytes`` through the client's network link of ``NETWORK_BYTES_PER_S``;
     latency is hidden by the in-flight window (4 chunks per worker thread). Then, for W workers and chunk
     size B, throughput = min(W · r, B / o, NETWORK_BYTES_PER_S / bytes per sentence), and a corpus of N
     sentences takes start-up + N / throughput (start-up: cluster start plus the 1-worker run's excess
-    over the single process, i.e. model, spaCy and numba loading on each worker, in parallel).
+    CPU seconds over the single process, i.e. model, spaCy and numba loading on each worker, in
+    parallel, and the per-task costs).
     """
     setup = next(r for r in rows if r["kind"] == "setup")
     single = next(r for r in rows if r["kind"] == "single")
     one = next(r for r in rows if r["kind"] == "dask" and r["workers"] == 1)
     over = max(r["seconds_per_chunk_in_flight"] for r in rows if r["kind"] == "chunk_overhead")
-    rate = one["sentences_per_s"]
-    startup = one["cluster_start_s"] + max(0.0, one["seconds"] - single["seconds"])
-    per_sentence = setup.get("bytes_in_per_sentence", 0) + setup.get("bytes_out_per_sentence", 0)
+    # a worker on a dedicated core: its CPU seconds per sentence (model loading included); without a CPU
+    # measurement, the 1-worker wall-clock rate (a lower bound on a shared machine)
+    rate = setup["sentences"] / one["workers_cpu_seconds"] if "workers_cpu_seconds" in one \
+        else one["sentences_per_s"]
+    single_rate = setup["sentences"] / single["cpu_seconds"] if "cpu_seconds" in single \
+        else single["sentences_per_s"]
+    excess = (one["workers_cpu_seconds"] - single["cpu_seconds"]) if "cpu_seconds" in single \
+        else one["seconds"] - single["seconds"]
+    startup = one["cluster_start_s"] + max(0.0, excess)
+    per_sentence = round(setup.get("bytes_in_per_sentence", 0) + setup.get("bytes_out_per_sentence", 0), 1)
     out = []
     for batch in (setup["batch_size"], 512):
         for workers in WORKER_COUNTS:
@@ -113,10 +131,10 @@ def scaling_model(rows: list[dict]) -> list[dict]:
             thr = limits[bound]
             out.append({"kind": "model", "workers": workers, "batch_size": batch,
                         "sentences_per_s": round(thr, 1),
-                        "speedup_vs_single": round(thr / single["sentences_per_s"], 1), "bound": bound,
+                        "speedup_vs_single": round(thr / single_rate, 1), "bound": bound,
                         "hours_200k": round((startup + 2e5 / thr) / 3600, 3),
                         "hours_10M": round((startup + 1e7 / thr) / 3600, 2),
-                        "assumed": {"worker_rate": rate, "central_s_per_chunk": over,
+                        "assumed": {"worker_rate": round(rate, 3), "central_s_per_chunk": over,
                                     "startup_s": round(startup, 1),
                                     "network_bytes_per_s": NETWORK_BYTES_PER_S,
                                     "bytes_per_sentence": per_sentence, "latency_s": LATENCY_S}})
@@ -139,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         if "bytes_in_per_sentence" not in setup:
             first = lines[:setup["sentences"]]
             setup["bytes_in_per_sentence"] = round(sum(len(x.encode()) + 1 for x in first) / len(first), 1)
+        for row in rows:
+            if row["kind"] == "output":
+                setup["bytes_out_per_sentence"] = row["bytes_out_per_sentence"]
         if "bytes_out_per_sentence" not in setup:
             if args.bytes_out is None:
                 ap.error("that run did not record its output size: give --bytes-out")
@@ -159,23 +180,30 @@ def main(argv: list[str] | None = None) -> int:
               "bytes_in_per_sentence": round(source.stat().st_size / n, 1)}, measured)
         compressor = Compressor()
         single_out = Path(tmp) / "single.jsonl"
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         run_batch(source, single_out, compressor, options)
         single_s = time.perf_counter() - start
+        single_cpu = time.process_time() - cpu
         single_rate = n / single_s
         emit({"kind": "single", "seconds": round(single_s, 2), "sentences_per_s": round(single_rate, 3),
+              "cpu_seconds": round(single_cpu, 2), "sentences_per_cpu_s": round(n / single_cpu, 3),
               "peak_mib": peak_mib()}, measured)
         reference = single_out.read_bytes()
         measured[0]["bytes_out_per_sentence"] = round(len(reference) / n, 1)
+        emit({"kind": "output", "bytes_out_per_sentence": measured[0]["bytes_out_per_sentence"]})
         items = [it for it in read_input(source) if not isinstance(it, dict)]
         for workers in args.workers:
             start = time.perf_counter()
             with cluster_client(workers=workers) as client:
                 startup = time.perf_counter() - start
                 out = Path(tmp) / f"dask{workers}.jsonl"
-                start = time.perf_counter()
+                before = client.run(cpu_seconds)
+                start, cpu = time.perf_counter(), time.process_time()
                 run_distributed_batch(source, out, client, None, None, options)
                 run_s = time.perf_counter() - start
+                client_cpu = time.process_time() - cpu
+                after = client.run(cpu_seconds)
+                workers_cpu = sum(after[w] - before[w] for w in after)
                 rate = n / run_s
                 worker_peak = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
                 overhead = chunk_overhead(client, items, args.batch_size)
@@ -183,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                   "seconds": round(run_s, 2), "sentences_per_s": round(rate, 3),
                   "ratio_to_single": round(rate / single_rate, 3),
                   "ratio_to_single_with_start": round(single_s / (run_s + startup), 3),
+                  "workers_cpu_seconds": round(workers_cpu, 2), "client_cpu_seconds": round(client_cpu, 2),
+                  "cpu_ratio_to_single": round((workers_cpu + client_cpu) / single_cpu, 3),
                   "chunks": -(-n // args.batch_size),
                   "identical_output": out.read_bytes() == reference,
                   "peak_mib": peak_mib(),

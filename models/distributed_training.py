@@ -121,7 +121,9 @@ class ParameterMixing:
             for s in range(k):
                 acc[s] += t[s] * (mixed - w[s])  # keeps the shard's average while its weights jump
                 order = rngs[s].permutation(len(shards[s]))
-                futures.append(self.client.submit(shard_epoch, data[s], order, mixed.copy(), acc[s], t[s],
+                # the weight vectors travel as data (scattered), not inside the task graph
+                start, total = self.client.scatter([mixed.copy(), acc[s]], hash=False)
+                futures.append(self.client.submit(shard_epoch, data[s], order, start, total, t[s],
                                                   length_mode, pure=False))
             mistakes = []
             for s, future in enumerate(futures):

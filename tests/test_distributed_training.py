@@ -92,3 +92,4 @@ def test_train_cli_on_a_scheduler_writes_the_same_model_files(client, corpora, t
     with np.load(tmp_path / "single" / "weights.npz") as a, np.load(tmp_path / "mixed" / "weights.npz") as b:
         assert a.files == b.files and all(np.array_equal(a[f], b[f]) for f in a.files)
     assert main([*common, "--out", str(tmp_path / "x"), "--kind", "dependency", "--workers", "2"]) == 2
+    assert main([*common, "--out", str(tmp_path / "x"), "--shards", "2"]) == 2

@@ -158,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--workers/--scheduler train the bigram model's perceptron only")
     if args.workers < 1 or (args.shards is not None and args.shards < 1):
         raise InputError("--workers and --shards must be >= 1")
+    if args.shards is not None and not (args.workers > 1 or args.scheduler):
+        raise InputError("--shards needs --workers N > 1 or --scheduler")
     if args.kind == "dependency":
         return _train_dependency(args, log)
     if args.kind == "joint":
