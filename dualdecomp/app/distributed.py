@@ -146,7 +146,8 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     if window is None:
         window = max(4, 4 * sum(client.nthreads().values()))
     journal = _open_journal(out, options.resume)
-    pending = as_completed(loop=client.loop)
+    # results arrive with their futures (no blocking `result()` call for Ctrl-C to interrupt mid-way)
+    pending = as_completed(loop=client.loop, with_results=True, raise_errors=False)
     next_row = 0
 
     def record(rows: list[tuple[int, dict]]) -> None:
@@ -180,12 +181,11 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
             pending.add(client.submit(decode_chunk, plugin.name, chunk, options, pure=False))
             if pending.count() >= window:
                 break
-        for future in pending:
-            try:
-                rows = future.result()
-            except Exception as exc:  # a task lost with its workers, or a bug on the worker
+        for future, rows in pending:
+            if future.status != "finished":  # a task lost with its workers, or a bug on the worker
+                exc = rows[1] if isinstance(rows, tuple) else rows
                 raise SolverError(f"a chunk failed on the Dask cluster: {type(exc).__name__}: {exc} "
-                                  "(finished lines are kept; rerun with --resume)") from None
+                                  "(finished lines are kept; rerun with --resume)")
             record(rows)
             release()
             nxt = next(queue, None)
