@@ -42,6 +42,37 @@ class EpochReport:
     dev_score: float | None
 
 
+def perceptron_epoch(examples: Sequence[E], order: Sequence[int], w: np.ndarray, acc: np.ndarray, t: int,
+                     decode: Callable[[E, np.ndarray], P], mistaken: Callable[[E, P], bool],
+                     difference: Callable[[E, P], tuple[np.ndarray, np.ndarray]],
+                     progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+    """One pass of the averaged perceptron over ``examples`` in ``order``; ``w`` and ``acc`` change in place.
+
+    ``acc`` is Σ_t t · update_t, so that ``w - acc / t`` is the mean of the weights of every step so far.
+
+    Returns
+    -------
+    t : int
+        The step counter after the pass.
+    mistakes : int
+        Examples of the pass whose prediction was wrong.
+    """
+    mistakes = 0
+    for e in order:
+        ex = examples[e]
+        pred = decode(ex, w)
+        if mistaken(ex, pred):
+            mistakes += 1
+            idx, val = difference(ex, pred)
+            np.add.at(w, idx, val)
+            np.add.at(acc, idx, t * val)
+            w[0] = acc[0] = 0.0
+        t += 1
+        if progress is not None:
+            progress(1)
+    return t, mistakes
+
+
 def averaged_perceptron(examples: Sequence[E], size: int,
                         decode: Callable[[E, np.ndarray], P],
                         mistaken: Callable[[E, P], bool],
@@ -95,25 +126,46 @@ def averaged_perceptron(examples: Sequence[E], size: int,
     best: tuple[float, np.ndarray] | None = None
     last_avg = w
     for epoch in range(1, epochs + 1):
-        mistakes = 0
-        for e in rng.permutation(len(examples)):
-            ex = examples[e]
-            pred = decode(ex, w)
-            if mistaken(ex, pred):
-                mistakes += 1
-                idx, val = difference(ex, pred)
-                np.add.at(w, idx, val)
-                np.add.at(acc, idx, t * val)
-                w[0] = acc[0] = 0.0
-            t += 1
-            if progress is not None:
-                progress(1)
+        t, mistakes = perceptron_epoch(examples, rng.permutation(len(examples)), w, acc, t, decode, mistaken,
+                                       difference, progress)
         last_avg = w - acc / t
         score = on_epoch(epoch, last_avg) if on_epoch is not None else None
         reports.append(EpochReport(epoch, mistakes, len(examples), score))
         if score is not None and (best is None or score > best[0]):
             best = (score, last_avg.copy())
     return (best[1] if best is not None else last_avg), reports
+
+
+@dataclass(frozen=True)
+class BigramSteps:
+    """The bigram model's perceptron steps: exact decoding, mistake test and feature difference.
+
+    Parameters
+    ----------
+    length_mode : {"free", "gold"}
+        Decode at free length or at the gold example's length.
+    """
+
+    length_mode: str = "free"
+
+    def __post_init__(self) -> None:
+        if self.length_mode not in ("free", "gold"):
+            raise ValueError(f"length_mode must be 'free' or 'gold', not {self.length_mode!r}")
+
+    def decode(self, ex: TrainingExample, w: np.ndarray) -> np.ndarray:
+        """The keep vector of the best compression under weights ``w``."""
+        length = int(ex.keep.sum()) if self.length_mode == "gold" else None
+        return bigram.solve(ex.features.potentials(w), length=length).keep
+
+    def mistaken(self, ex: TrainingExample, pred: np.ndarray) -> bool:
+        """Whether the prediction differs from the gold keep vector."""
+        return not np.array_equal(pred, ex.keep)
+
+    def difference(self, ex: TrainingExample, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """φ(gold) − φ(prediction) as (indices, values)."""
+        gi, gv = ex.features.vector(ex.keep)
+        pi, pv = ex.features.vector(pred)
+        return np.concatenate((gi, pi)), np.concatenate((gv, -pv))
 
 
 def train_perceptron(examples: Sequence[TrainingExample], hash_bits: int, epochs: int = 10, seed: int = 0,
@@ -147,20 +199,6 @@ def train_perceptron(examples: Sequence[TrainingExample], hash_bits: int, epochs
         ``on_epoch`` scores).
     reports : list of EpochReport
     """
-    if length_mode not in ("free", "gold"):
-        raise ValueError(f"length_mode must be 'free' or 'gold', not {length_mode!r}")
-
-    def decode(ex: TrainingExample, w: np.ndarray) -> np.ndarray:
-        length = int(ex.keep.sum()) if length_mode == "gold" else None
-        return bigram.solve(ex.features.potentials(w), length=length).keep
-
-    def mistaken(ex: TrainingExample, pred: np.ndarray) -> bool:
-        return not np.array_equal(pred, ex.keep)
-
-    def difference(ex: TrainingExample, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        gi, gv = ex.features.vector(ex.keep)
-        pi, pv = ex.features.vector(pred)
-        return np.concatenate((gi, pi)), np.concatenate((gv, -pv))
-
-    return averaged_perceptron(examples, 1 << hash_bits, decode, mistaken, difference, epochs, seed,
-                               on_epoch, progress)
+    steps = BigramSteps(length_mode)
+    return averaged_perceptron(examples, 1 << hash_bits, steps.decode, steps.mistaken, steps.difference,
+                               epochs, seed, on_epoch, progress)

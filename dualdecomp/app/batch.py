@@ -34,7 +34,8 @@ from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_jsonl_atomic
 from dualdecomp.data.parsing import parse_tokens
 
-__all__ = ["BatchOptions", "BatchSummary", "compress_item", "journal_path", "read_input", "run_batch"]
+__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_item", "journal_path", "read_input",
+           "run_batch"]
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,8 @@ def read_input(path: str | os.PathLike[str]) -> list[CorpusItem | dict]:
 
 def _run_fingerprint(compressor, options: BatchOptions) -> str:
     directory = getattr(compressor, "directory", None)
-    extra = {"config": getattr(compressor, "config_name", None),
-             "decode": getattr(compressor, "decode_options", None)}
+    # the decode options come from the model directory's configuration files, which are hashed
+    extra = {"config": getattr(compressor, "config_name", None)}
     if directory is None and getattr(compressor, "model", None) is not None:  # a model given in memory
         model = compressor.model
         extra["weights"] = line_hash(model.weights.tobytes())
@@ -178,9 +179,108 @@ def _compress(index: int, item: CorpusItem, sentence, compressor, options: Batch
     return row, 0
 
 
-def compress_item(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions) -> dict:
-    """The output row of one input item (an ``error`` row when it cannot be compressed)."""
-    return _compress(index, item, sentence, compressor, options)[0]
+def compress_item(index: int, item: CorpusItem, sentence, compressor,
+                  options: BatchOptions) -> tuple[dict, int]:
+    """The output row of one input item (an ``error`` row when it cannot be compressed) and its exit
+    code (0, or the code of the error)."""
+    return _compress(index, item, sentence, compressor, options)
+
+
+class BatchSession:
+    """The set-up and the end of a batch run, shared by the single-process and the Dask runners.
+
+    Opening one checks the options and the paths, reads the input lines (with their hashes), opens and
+    locks the journal, computes the run fingerprint and, with ``resume``, the reusable rows (``done``).
+    :meth:`record` journals (or writes directly) a finished row; :meth:`finish` writes the output whole,
+    atomically, and removes the journal; :meth:`close` releases everything (use as a context manager).
+    """
+
+    def __init__(self, input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
+                 compressor, options: BatchOptions, emit: Callable[[dict], None] | None = None) -> None:
+        if options.on_error not in ("skip", "fail"):
+            raise InputError(f"--on-error must be skip or fail, not {options.on_error!r}")
+        if options.batch_size < 1:
+            raise InputError("the batch size must be >= 1")
+        if output_path is not None and str(output_path) == "-":
+            if options.resume:
+                raise InputError("--resume needs an --output that is a regular file, not - (standard output)")
+            output_path = None
+            emit = _stdout_writer(emit)
+        if output_path is not None:
+            check_paths(input_path, output_path)
+        self.emit = emit
+        lines = read_lines(input_path)
+        self.items = [item for item, _ in lines]
+        self.hashes = [h for _, h in lines]
+        spec = options.spec
+        if spec.mode == "file" and len(spec.lengths) != len(self.items):
+            raise InputError(f"the length file has {len(spec.lengths)} lines but the input has "
+                             f"{len(self.items)}")
+        self.target = resolve_output(output_path) if output_path is not None else None
+        if options.resume and (self.target is None or not self.target.regular):
+            raise InputError("--resume needs an --output that is a regular file")
+        regular = self.target is not None and self.target.regular
+        self.journal = Journal(journal_path(self.target.path), options.resume) if regular else None
+        self.direct = None
+        self.run, self.done = "", {}
+        try:
+            if self.journal is not None:
+                clean_stale_temporaries(self.target.target)
+                self.run = _run_fingerprint(compressor, options)
+                ids = [it["id"] if isinstance(it, dict) else it.id for it in self.items]
+                self.done = _reusable(self.journal, self.hashes, ids, self.run) if options.resume else {}
+            elif self.target is not None:
+                try:
+                    self.direct = open(self.target.target, "w", encoding="utf-8")  # noqa: SIM115
+                except OSError as exc:
+                    raise InputError(f"{self.target.path}: cannot write: {exc.strerror or exc}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> BatchSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def record(self, index: int, row: dict) -> None:
+        """Keep a finished row: journal it (unless reused) or write it to a direct output."""
+        if self.journal is not None and index not in self.done:
+            self.journal.append(index, self.hashes[index], self.run, row)
+        if self.direct is not None:
+            try:
+                self.direct.write(json.dumps(row, ensure_ascii=False) + "\n")
+                self.direct.flush()
+            except OSError as exc:
+                raise InputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def failure(self, index: int, row: dict, done: int, code: int) -> InputError:
+        """The error that stops a run at a failed line (``on_error="fail"``)."""
+        where = f"the {done} lines done are kept in {self.journal.path}; " if self.journal else ""
+        err = InputError(f"line {index + 1} (id {row['id']!r}): {row['error']} ({where}fix the input "
+                         "and rerun with --resume)")
+        err.exit_code = max(code, InputError.exit_code)
+        return err
+
+    def finish(self, rows: list[dict], codes: list[int]) -> BatchSummary:
+        """Write the output whole (atomic rename) and remove the journal; the run's summary."""
+        if self.journal is not None:
+            write_jsonl_atomic(self.target.target, rows)
+            self.journal.remove()
+        failed = sum("error" in r for r in rows)
+        certified = sum(bool(r.get("certified")) for r in rows)
+        return BatchSummary(len(rows), failed, certified, len(self.done), max(codes, default=0))
+
+    def close(self) -> None:
+        """Release the journal's lock and close a direct output."""
+        if self.journal is not None:
+            self.journal.close()
+        if self.direct is not None:
+            try:
+                self.direct.close()
+            except OSError:
+                pass
 
 
 def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None, compressor,
@@ -216,56 +316,9 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
         locked by another run, a journal that cannot be written (full disk), a length file of the wrong
         size, or a failed line with ``on_error="fail"``.
     """
-    if options.on_error not in ("skip", "fail"):
-        raise InputError(f"--on-error must be skip or fail, not {options.on_error!r}")
-    if options.batch_size < 1:
-        raise InputError("the batch size must be >= 1")
-    if output_path is not None and str(output_path) == "-":
-        if options.resume:
-            raise InputError("--resume needs an --output that is a regular file, not - (standard output)")
-        output_path = None
-        emit = _stdout_writer(emit)
-    if output_path is not None:
-        check_paths(input_path, output_path)
-    lines = read_lines(input_path)
-    items = [item for item, _ in lines]
-    hashes = [h for _, h in lines]
-    spec = options.spec
-    if spec.mode == "file" and len(spec.lengths) != len(items):
-        raise InputError(f"the length file has {len(spec.lengths)} lines but the input has {len(items)}")
-    target = resolve_output(output_path) if output_path is not None else None
-    if options.resume and (target is None or not target.regular):
-        raise InputError("--resume needs an --output that is a regular file")
-    journal = Journal(journal_path(target.path), options.resume) if target and target.regular else None
-    direct = None
-    try:
-        if journal is not None:
-            clean_stale_temporaries(target.target)
-            run = _run_fingerprint(compressor, options)
-            ids = [it["id"] if isinstance(it, dict) else it.id for it in items]
-            done = _reusable(journal, hashes, ids, run) if options.resume else {}
-        else:
-            run, done = "", {}
-            if target is not None:
-                try:
-                    direct = open(target.target, "w", encoding="utf-8")  # noqa: SIM115
-                except OSError as exc:
-                    raise InputError(f"{target.path}: cannot write: {exc.strerror or exc}") from None
-        rows, codes = _process(items, hashes, done, compressor, options, journal, run, direct, progress, emit)
-        if journal is not None:
-            write_jsonl_atomic(target.target, rows)
-            journal.remove()
-    finally:
-        if journal is not None:
-            journal.close()
-        if direct is not None:
-            try:
-                direct.close()
-            except OSError:
-                pass
-    failed = sum("error" in r for r in rows)
-    certified = sum(bool(r.get("certified")) for r in rows)
-    return rows, BatchSummary(len(rows), failed, certified, len(done), max(codes, default=0))
+    with BatchSession(input_path, output_path, compressor, options, emit) as session:
+        rows, codes = _process(session, compressor, options, progress)
+        return rows, session.finish(rows, codes)
 
 
 def _stdout_writer(emit: Callable[[dict], None] | None) -> Callable[[dict], None]:
@@ -280,8 +333,9 @@ def _stdout_writer(emit: Callable[[dict], None] | None) -> Callable[[dict], None
     return write
 
 
-def _process(items, hashes, done, compressor, options, journal, run, direct, progress, emit):
-    """Compress the lines not in ``done``, journalling each row; returns the rows and the error codes."""
+def _process(session: BatchSession, compressor, options: BatchOptions, progress):
+    """Compress the lines not reused, recording each row; returns the rows and the error codes."""
+    items, done = session.items, session.done
     rows: list[dict] = []
     codes: list[int] = []
     for start in range(0, len(items), options.batch_size):
@@ -298,24 +352,13 @@ def _process(items, hashes, done, compressor, options, journal, run, direct, pro
             else:
                 row, code = _compress(i, it, sentences[i], compressor, options)
             if "error" in row and options.on_error == "fail":
-                where = f"the {len(rows)} lines done are kept in {journal.path}; " if journal else ""
-                err = InputError(f"line {i + 1} (id {row['id']!r}): {row['error']} ({where}fix the input "
-                                 "and rerun with --resume)")
-                err.exit_code = max(code, InputError.exit_code)
-                raise err
-            if journal is not None and i not in done:
-                journal.append(i, hashes[i], run, row)
-            if direct is not None:
-                try:
-                    direct.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    direct.flush()
-                except OSError as exc:
-                    raise InputError(f"cannot write the output: {exc.strerror or exc}") from None
+                raise session.failure(i, row, len(rows), code)
+            session.record(i, row)
             rows.append(row)
             if code:
                 codes.append(code)
-            if emit is not None:
-                emit(row)
+            if session.emit is not None:
+                session.emit(row)
             if progress is not None:
                 progress(1)
     return rows, codes

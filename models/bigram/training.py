@@ -115,7 +115,7 @@ def calibrate_length_bias(weights: np.ndarray, parts: Sequence[Sequence[ParsedIt
 def train(train_files: Sequence[str], dev_files: Sequence[str], config: TrainingConfig, lm=None,
           limit: int | None = None, log: Callable[[str], None] | None = None,
           progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
-          ) -> tuple[BigramModel, list[EpochReport]]:
+          perceptron: Callable | None = None) -> tuple[BigramModel, list[EpochReport]]:
     """Train a bigram model.
 
     Parameters
@@ -132,6 +132,9 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
         Receives progress messages.
     progress_factory : callable, optional
         ``progress_factory(total, description)`` returns an update callback (e.g. a tqdm bar's).
+    perceptron : callable, optional
+        The perceptron trainer, called like ``train_perceptron`` (default); e.g. the distributed
+        :class:`dualdecomp.models.distributed_training.ParameterMixing`.
 
     Returns
     -------
@@ -166,8 +169,9 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
         weights, reports = train_mira(examples, config.hash_bits, config.epochs, config.seed,
                                       config.length_mode, config.k, config.C, on_epoch, bar)
     elif config.trainer == "perceptron":
-        weights, reports = train_perceptron(examples, config.hash_bits, config.epochs, config.seed,
-                                            config.length_mode, on_epoch, bar)
+        fit = perceptron or train_perceptron
+        weights, reports = fit(examples, config.hash_bits, config.epochs, config.seed, config.length_mode,
+                               on_epoch, bar)
     else:
         raise InputError(f"unknown trainer {config.trainer!r} (perceptron or mira)")
     best = max((r for r in reports if r.dev_score is not None), key=lambda r: r.dev_score, default=None)
@@ -176,7 +180,8 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
     weights[bias_index(config.hash_bits)] += bias
     say(f"free-length calibration: per-token bias {bias:+.4f} (compression rate matches the gold references)")
     meta = {
-        "trainer": ("averaged structured perceptron" if config.trainer == "perceptron"
+        "trainer": (getattr(perceptron, "description", "averaged structured perceptron")
+                    if config.trainer == "perceptron"
                     else f"averaged {config.k}-best MIRA (C = {config.C})"),
         "train_files": [str(f).rsplit("/", 1)[-1] for f in train_files],
         "dev_files": [str(f).rsplit("/", 1)[-1] for f in dev_files],

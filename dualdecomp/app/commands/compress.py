@@ -46,6 +46,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trace", action="store_true",
                    help="add the decoder's per-iteration trace (dual, primal, step, disagreements, lambda) "
                         "to every JSON row as `trace`")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="decode on a local Dask cluster of N worker processes (N > 1; needs --input)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="decode on an existing Dask cluster (e.g. tcp://host:8786; needs --input)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     p.set_defaults(func=run)
@@ -108,8 +112,17 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
         print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
     bar = progress_factory(args.quiet or not args.output)(None, "compressing")
-    _, summary = run_batch(args.input, args.output, compressor, options, bar,
-                           None if args.output else emit)
+    if args.workers > 1 or args.scheduler:
+        # lazy: Dask is imported only for a distributed run
+        from dualdecomp.app.cluster import cluster_client
+        from dualdecomp.app.distributed import run_distributed_batch
+
+        with cluster_client(args.workers, args.scheduler) as client:
+            _, summary = run_distributed_batch(args.input, args.output, client, compressor, options, bar,
+                                               None if args.output else emit)
+    else:
+        _, summary = run_batch(args.input, args.output, compressor, options, bar,
+                               None if args.output else emit)
     if summary.failed:
         print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
               "field)", file=sys.stderr)
@@ -132,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give either TEXT or --input FILE")
     if args.output and not args.input:
         raise InputError("--output needs --input")
+    if args.workers < 1 or ((args.workers > 1 or args.scheduler) and not args.input):
+        raise InputError("--workers must be >= 1, and --workers N > 1 or --scheduler needs --input")
     spec = parse_length(args.length, args.ratio, args.length_file)
     if args.chars is not None and (args.chars < 0 or spec.mode != "free"):
         raise InputError("--chars must be >= 0 and cannot be combined with a length")

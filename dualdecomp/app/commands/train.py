@@ -54,6 +54,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-lexical", action="store_true", help="no word-identity features")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="use the first N sentences of each train file")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="bigram perceptron: train by iterative parameter mixing on a local Dask cluster of N "
+                        "worker processes (N > 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="the same on an existing Dask cluster")
+    p.add_argument("--shards", type=int, default=None, metavar="K",
+                   help="parameter mixing: shards trained in parallel (default: one per worker thread)")
+    p.add_argument("--mixing", choices=("uniform", "mistakes"), default="uniform",
+                   help="parameter mixing: average the shards' weights uniformly or weighted by mistakes")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
     return p
@@ -146,6 +154,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr)
 
+    if (args.workers > 1 or args.scheduler) and (args.kind != "bigram" or args.trainer != "perceptron"):
+        raise InputError("--workers/--scheduler train the bigram model's perceptron only")
+    if args.workers < 1 or (args.shards is not None and args.shards < 1):
+        raise InputError("--workers and --shards must be >= 1")
+    if args.shards is not None and not (args.workers > 1 or args.scheduler):
+        raise InputError("--shards needs --workers N > 1 or --scheduler")
     if args.kind == "dependency":
         return _train_dependency(args, log)
     if args.kind == "joint":
@@ -158,8 +172,18 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 1 or not args.C > 0:
         raise InputError("--k must be >= 1 and --C > 0")
 
-    model, _ = train(args.train, args.dev, config, lm=lm, limit=args.limit, log=log,
-                     progress_factory=progress_factory(args.quiet))
+    if args.workers > 1 or args.scheduler:
+        # lazy: Dask is imported only for a distributed run
+        from dualdecomp.app.cluster import cluster_client
+        from dualdecomp.models.distributed_training import ParameterMixing
+
+        with cluster_client(args.workers, args.scheduler) as client:
+            mixing = ParameterMixing(client, args.shards or sum(client.nthreads().values()), args.mixing)
+            model, _ = train(args.train, args.dev, config, lm=lm, limit=args.limit, log=log,
+                             progress_factory=progress_factory(args.quiet), perceptron=mixing)
+    else:
+        model, _ = train(args.train, args.dev, config, lm=lm, limit=args.limit, log=log,
+                         progress_factory=progress_factory(args.quiet))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     lm_file = None

@@ -1,0 +1,184 @@
+"""Batch compression on a Dask cluster: chunks parsed and decoded on workers, the batch journal kept.
+
+The client opens the same :class:`~dualdecomp.app.batch.BatchSession` as
+:func:`dualdecomp.app.batch.run_batch` (path checks, input hashes, the locked journal ``OUT.partial``, the
+rows a previous run finished from the same lines, options and model with ``resume``), and submits
+the other lines in chunks of ``batch_size`` to the cluster. A worker parses its chunk with spaCy and
+decodes it with a model it loaded once (:class:`CompressorPlugin`, a Dask worker plugin: the model is
+never shipped with a task, and a worker that dies and is restarted loads it again). Every chunk's rows
+are appended to the journal by the client as soon as the chunk completes (flushed and fsynced), so a
+killed worker (Dask reschedules its chunks) or a killed client (rerun with ``resume``) loses no finished
+line. The output is written whole, in input order, by the same atomic rename; with ``deterministic`` it
+is byte-identical to the single-process output. At most ``window`` chunks are in flight, so a corpus of
+millions of lines does not become millions of pending tasks.
+
+The cluster is either a :class:`~dask.distributed.LocalCluster` of worker processes on this machine
+(no dashboard, bound to the loopback interface: it starts offline) or an existing scheduler.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
+
+from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_item
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.data.jsonl import CorpusItem
+from dualdecomp.data.parsing import parse_tokens
+
+
+class CompressorPlugin(WorkerPlugin):
+    """Loads the model once per worker process (and again on a worker that replaces a dead one).
+
+    Parameters
+    ----------
+    model : str or None
+        Model directory (None: the embedded default model), as for :class:`Compressor`.
+    config : str or None
+        Configuration name of the model directory.
+    """
+
+    def __init__(self, model: str | None, config: str | None) -> None:
+        self.model = None if model is None else str(Path(model).resolve())
+        self.config = config
+        self.name = f"dualdecomp-compressor:{self.model}:{self.config}"
+        self.compressor: Compressor | None = None
+
+    def setup(self, worker) -> None:
+        """Load the model on the worker."""
+        self.compressor = Compressor(self.model, self.config)
+
+
+def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
+                 options: BatchOptions) -> list[tuple[int, dict, int]]:
+    """On a worker: parse one chunk and compress each line with the worker's model.
+
+    Parameters
+    ----------
+    plugin : str
+        Name of the :class:`CompressorPlugin` holding the model.
+    chunk : list of (int, CorpusItem)
+        Input line index and item.
+    options : BatchOptions
+        The batch's options.
+
+    Returns
+    -------
+    list of (int, dict, int)
+        The output row of every line of the chunk, with its exit code (0 unless it failed).
+    """
+    compressor = get_worker().plugins[plugin].compressor
+    parsed = parse_tokens([it.text for _, it in chunk], ids=[it.id for _, it in chunk])
+    return [(i, *compress_item(i, it, s, compressor, options))
+            for (i, it), s in zip(chunk, parsed, strict=True)]
+
+
+def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
+                          client: Client, compressor: Compressor, options: BatchOptions,
+                          progress: Callable[[int], None] | None = None,
+                          emit: Callable[[dict], None] | None = None, window: int | None = None,
+                          ) -> tuple[list[dict], BatchSummary]:
+    """Compress every line of a JSONL file on a Dask cluster (same contract as ``run_batch``).
+
+    Parameters
+    ----------
+    input_path : path
+        JSONL input.
+    output_path : path or None
+        JSONL output (journal + atomic write); None to only return (and ``emit``) the rows.
+    client : dask.distributed.Client
+        The cluster (see :func:`dualdecomp.app.cluster.cluster_client`).
+    compressor : Compressor
+        The model: its directory and configuration are loaded once on every worker; the client uses it
+        only for the run's fingerprint (a model given in memory cannot be distributed: InputError).
+    options : BatchOptions
+        As for ``run_batch``; ``batch_size`` is the chunk (task) size.
+    progress : callable, optional
+        Called with the number of lines finished (as chunks complete, in any order).
+    emit : callable, optional
+        Called with each row once it and every row before it are final (in input order).
+    window : int, optional
+        Chunks in flight at once (default: 4 per worker thread, at least 4).
+
+    Returns
+    -------
+    rows : list of dict
+    summary : BatchSummary
+
+    Raises
+    ------
+    InputError
+        As ``run_batch``.
+    SolverError
+        A chunk failed on the cluster (e.g. its workers kept dying); finished lines stay in the journal.
+    """
+    if compressor.directory is None:
+        raise InputError("a distributed run needs a model directory (the workers load it)")
+    with BatchSession(input_path, output_path, compressor, options, emit) as session:
+        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name)
+        client.register_plugin(plugin, name=plugin.name)
+        items, done = session.items, session.done
+        final: dict[int, dict] = dict(done)
+        codes: list[int] = []
+        for i, it in enumerate(items):
+            if isinstance(it, dict) and i not in done:  # unreadable lines: their error rows
+                final[i] = it
+                codes.append(InputError.exit_code)
+        todo = [(i, it) for i, it in enumerate(items) if i not in final]
+        chunks = [todo[k:k + options.batch_size] for k in range(0, len(todo), options.batch_size)]
+        if window is None:
+            window = max(4, 4 * sum(client.nthreads().values()))
+        # results arrive with their futures (no blocking `result()` call for Ctrl-C to interrupt mid-way)
+        pending = as_completed(loop=client.loop, with_results=True, raise_errors=False)
+        next_row = 0
+
+        def record(rows: list[tuple[int, dict, int]]) -> None:
+            for i, row, code in rows:
+                session.record(i, row)
+                final[i] = row
+                if code:
+                    codes.append(code)
+            if progress is not None:
+                progress(len(rows))
+
+        def release() -> None:
+            nonlocal next_row
+            while next_row in final:
+                row = final[next_row]
+                if "error" in row and options.on_error == "fail":
+                    raise session.failure(next_row, row, next_row, max(codes, default=0))
+                if session.emit is not None:
+                    session.emit(row)
+                next_row += 1
+
+        try:
+            for i in sorted(final):  # reused and unreadable lines are final from the start
+                if i not in done:
+                    session.record(i, final[i])
+            if progress is not None and final:
+                progress(len(final))
+            release()
+            queue = iter(chunks)
+            for chunk in queue:
+                pending.add(client.submit(decode_chunk, plugin.name, chunk, options, pure=False))
+                if pending.count() >= window:
+                    break
+            for future, rows in pending:
+                if future.status != "finished":  # a task lost with its workers, or a bug on the worker
+                    exc = rows[1] if isinstance(rows, tuple) else rows
+                    raise SolverError(f"a chunk failed on the Dask cluster: {type(exc).__name__}: {exc} "
+                                      "(finished lines are kept; rerun with --resume)")
+                record(rows)
+                release()
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(client.submit(decode_chunk, plugin.name, nxt, options, pure=False))
+        finally:
+            for future in list(pending.futures):
+                future.cancel()
+        rows = [final[i] for i in range(len(items))]
+        return rows, session.finish(rows, codes)

@@ -1,0 +1,141 @@
+"""Distributed perceptron training by iterative parameter mixing (McDonald, Hall & Mann 2010) on Dask.
+
+The examples are cut into ``shards`` (example j goes to shard j mod K), each sent once to the cluster.
+Every epoch, each shard runs one pass of the averaged perceptron (:func:`perceptron_epoch`, the very loop
+of the single-process trainer) on a Dask worker, starting from the mixed weights of the previous epoch;
+the client then mixes the shards' weights, w = Σ_s μ_s w_s, with μ uniform (1/K) or proportional to
+each shard's mistakes in the epoch (``mixing="mistakes"``, the paper's weighted mixing; uniform when no
+shard made a mistake). Averaging (Collins 2002) is kept per shard over every weight vector the shard
+visited, mixed weights included, and the averaged weights are mixed with the same μ; the dev score of
+those selects the epoch, as in the single-process trainer. Each shard shuffles its examples every epoch
+with its own generator (seed + shard number), so one shard reproduces the single-process perceptron
+exactly (tests/test_distributed_training.py).
+
+Iterative parameter mixing trains a different model from the single-process perceptron when K > 1
+(its convergence is proved for separable data, not its equality): it is a parallel approximation of
+sequential training, and the dev selection is the check of its quality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dualdecomp.models.perceptron import BigramSteps, EpochReport, TrainingExample, perceptron_epoch
+
+MIXINGS = ("uniform", "mistakes")
+
+
+def shard_epoch(examples: Sequence[TrainingExample], order: np.ndarray, w: np.ndarray, acc: np.ndarray,
+                t: int, length_mode: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """On a worker: one averaged-perceptron pass over a shard, from the given state.
+
+    Returns
+    -------
+    w, acc : numpy.ndarray
+        The shard's weights and averaging accumulator after the pass.
+    t : int
+        The shard's step counter.
+    mistakes : int
+        Mistakes made in the pass.
+    """
+    steps = BigramSteps(length_mode)
+    t, mistakes = perceptron_epoch(examples, order, w, acc, t, steps.decode, steps.mistaken,
+                                   steps.difference)
+    return w, acc, t, mistakes
+
+
+def mixing_weights(mistakes: Sequence[int], mixing: str) -> list[float]:
+    """The mixing coefficients μ of the shards (they sum to 1)."""
+    k = len(mistakes)
+    total = sum(mistakes)
+    if mixing == "mistakes" and total > 0:
+        return [m / total for m in mistakes]
+    return [1.0 / k] * k
+
+
+def _mix(vectors: Sequence[np.ndarray], mu: Sequence[float]) -> np.ndarray:
+    out = mu[0] * vectors[0]
+    for m, v in zip(mu[1:], vectors[1:], strict=True):
+        out += m * v
+    return out
+
+
+@dataclass(frozen=True)
+class ParameterMixing:
+    """The bigram perceptron trained by iterative parameter mixing on a Dask cluster.
+
+    Called like :func:`dualdecomp.models.perceptron.train_perceptron` (``train(..., perceptron=...)``
+    of :mod:`dualdecomp.models.bigram.training` takes it in its place).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        The cluster.
+    shards : int
+        Number of shards K (trained in parallel each epoch).
+    mixing : {"uniform", "mistakes"}
+        Mixing coefficients: 1/K, or proportional to each shard's mistakes in the epoch.
+    """
+
+    client: Any
+    shards: int
+    mixing: str = "uniform"
+
+    def __post_init__(self) -> None:
+        if self.shards < 1:
+            raise ValueError("the number of shards must be >= 1")
+        if self.mixing not in MIXINGS:
+            raise ValueError(f"mixing must be one of {MIXINGS}, not {self.mixing!r}")
+
+    @property
+    def description(self) -> str:
+        """The trainer's name in the model's metadata."""
+        return (f"averaged structured perceptron, iterative parameter mixing over {self.shards} shards "
+                f"({self.mixing} mixing) on Dask")
+
+    def __call__(self, examples: Sequence[TrainingExample], hash_bits: int, epochs: int = 10, seed: int = 0,
+                 length_mode: str = "free",
+                 on_epoch: Callable[[int, np.ndarray], float | None] | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 ) -> tuple[np.ndarray, list[EpochReport]]:
+        """Train; same parameters and returns as ``train_perceptron``."""
+        BigramSteps(length_mode)  # validates the mode before anything is shipped
+        size = 1 << hash_bits
+        k = min(self.shards, max(1, len(examples)))
+        shards = [list(examples[s::k]) for s in range(k)]
+        data = self.client.scatter(shards)
+        rngs = [np.random.default_rng(seed + s) for s in range(k)]
+        w = [np.zeros(size) for _ in range(k)]
+        acc = [np.zeros(size) for _ in range(k)]
+        t = [1] * k
+        mixed = w[0]
+        reports: list[EpochReport] = []
+        best: tuple[float, np.ndarray] | None = None
+        last_avg = mixed
+        for epoch in range(1, epochs + 1):
+            futures = []
+            for s in range(k):
+                acc[s] += t[s] * (mixed - w[s])  # keeps the shard's average while its weights jump
+                order = rngs[s].permutation(len(shards[s]))
+                # the weight vectors travel as data (scattered), not inside the task graph
+                start, total = self.client.scatter([mixed.copy(), acc[s]], hash=False)
+                futures.append(self.client.submit(shard_epoch, data[s], order, start, total, t[s],
+                                                  length_mode, pure=False))
+            mistakes = []
+            for s, future in enumerate(futures):
+                w[s], acc[s], t[s], m = future.result()
+                mistakes.append(m)
+                if progress is not None:
+                    progress(len(shards[s]))
+            mu = mixing_weights(mistakes, self.mixing)
+            mixed = _mix(w, mu)
+            last_avg = _mix([w[s] - acc[s] / t[s] for s in range(k)], mu)
+            score = on_epoch(epoch, last_avg) if on_epoch is not None else None
+            reports.append(EpochReport(epoch, sum(mistakes), len(examples), score))
+            if score is not None and (best is None or score > best[0]):
+                best = (score, last_avg.copy())
+        return (best[1] if best is not None else last_avg), reports

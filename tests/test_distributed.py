@@ -1,0 +1,118 @@
+"""Batches on a Dask LocalCluster of 2 worker processes: same bytes, journal, resume, a killed worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from dualdecomp.app.batch import BatchOptions, journal_path, run_batch
+from dualdecomp.app.cli import main
+from dualdecomp.app.cluster import cluster_client
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.app.distributed import run_distributed_batch
+from dualdecomp.core.errors import InputError
+
+OPTIONS = BatchOptions(deterministic=True, batch_size=3)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with cluster_client(workers=2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def source(corpora, tmp_path_factory):
+    path = tmp_path_factory.mktemp("dist") / "in.jsonl"
+    lines = (corpora / "written.dev.jsonl").read_text().splitlines()[:11]
+    lines.insert(4, "{broken json")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def single(tiny_model, source, tmp_path_factory):
+    """The single-process output (the reference bytes)."""
+    out = tmp_path_factory.mktemp("single") / "out.jsonl"
+    run_batch(source, out, Compressor(tiny_model), OPTIONS)
+    return out.read_bytes()
+
+
+def test_two_worker_processes_give_the_single_process_bytes(client, tiny_model, source, single, tmp_path):
+    assert len(client.scheduler_info()["workers"]) == 2
+    out = tmp_path / "out.jsonl"
+    emitted = []
+    rows, summary = run_distributed_batch(source, out, client, Compressor(tiny_model), OPTIONS,
+                                          emit=emitted.append)
+    assert out.read_bytes() == single
+    assert not journal_path(out).exists()
+    assert emitted == rows and summary.lines == 12 and summary.failed == 1  # the broken line
+    # the model was loaded by the workers' plugin, once each: both workers hold it
+    held = client.run(lambda dask_worker: any(getattr(p, "compressor", None) is not None
+                                              for p in dask_worker.plugins.values()))
+    assert list(held.values()) == [True, True]
+
+
+class Stop(Exception):
+    pass
+
+
+def test_killed_client_then_resume_gives_the_same_bytes(client, tiny_model, source, single, tmp_path):
+    out = tmp_path / "out.jsonl"
+    seen = []
+
+    def progress(k):
+        seen.append(k)
+        if len(seen) == 3:  # the first line (error row) + two chunks journaled: the client "dies"
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_distributed_batch(source, out, client, Compressor(tiny_model), OPTIONS, progress)
+    assert not out.exists()
+    journaled = journal_path(out).read_text().splitlines()
+    assert len(journaled) == 1 + 3 + 3
+    resumed = BatchOptions(deterministic=True, batch_size=3, resume=True)
+    _, summary = run_distributed_batch(source, out, client, Compressor(tiny_model), resumed)
+    assert summary.reused == 6
+    assert out.read_bytes() == single
+
+
+def test_cli_on_an_existing_scheduler(client, tiny_model, source, single, tmp_path):
+    out = tmp_path / "out.jsonl"
+    code = main(["compress", "--input", str(source), "--output", str(out), "--model", str(tiny_model),
+                 "--scheduler", client.scheduler.address, "--deterministic", "--batch-size", "3", "--quiet"])
+    assert code == 2  # one broken line, as without a cluster
+    assert out.read_bytes() == single
+
+
+def test_cli_rejects_bad_worker_counts(capsys):
+    assert main(["compress", "some text", "--workers", "2"]) == 2
+    assert main(["compress", "--input", "x.jsonl", "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
+
+
+def test_fail_policy_stops_at_the_first_bad_line_in_input_order(client, tiny_model, source, tmp_path):
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(deterministic=True, batch_size=3, on_error="fail")
+    with pytest.raises(InputError, match="line 5"):
+        run_distributed_batch(source, out, client, Compressor(tiny_model), options)
+    assert not out.exists()
+
+
+def test_a_worker_killed_mid_run_loses_nothing(client, tiny_model, source, single, tmp_path):
+    pids = client.run(os.getpid)
+    out = tmp_path / "out.jsonl"
+    killed = []
+
+    def progress(k):
+        if k == 3 and not killed:  # after the first chunk: kill a worker process (its nanny restarts it)
+            victim = next(iter(pids.values()))
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    rows, summary = run_distributed_batch(source, out, client, Compressor(tiny_model), OPTIONS, progress)
+    assert killed
+    assert out.read_bytes() == single
+    assert summary.lines == 12
