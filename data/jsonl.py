@@ -112,12 +112,15 @@ class CorpusItem:
         The gold compressions (possibly none), each a token sequence, possibly empty.
     doc : str or None
         The document identifier, when known.
+    spaces : tuple of bool or None
+        For an item read from raw text: whether each token was followed by whitespace (to detokenise).
     """
 
     id: str
     text: tuple[str, ...]
     compressions: tuple[tuple[str, ...], ...] = field(default=())
     doc: str | None = None
+    spaces: tuple[bool, ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
@@ -254,6 +257,11 @@ def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str,
     InputError
         If the directory is not writable or a row is not JSON-serialisable.
     """
+    write_lines_atomic(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+
+
+def write_lines_atomic(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """Write text lines (each without its newline) atomically, like :func:`write_jsonl_atomic`."""
     dest = Path(path)
     directory = dest.parent if str(dest.parent) else Path(".")
     try:
@@ -267,8 +275,8 @@ def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str,
             mode = 0o644
         os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False))
+            for line in lines:
+                handle.write(line)
                 handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

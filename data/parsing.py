@@ -168,3 +168,35 @@ def parse_unique(token_lists: Iterable[Sequence[str]], batch_size: int = 256,
         if bar is not None:
             bar.close()
     return out
+
+
+def tokenize_text(text: str, split: bool = False) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
+    """Tokenise raw text with spaCy: the tokens and the original spacing of each (sentence of the) text.
+
+    Parameters
+    ----------
+    text : str
+        Raw text (one line of a plain-text input).
+    split : bool
+        Split the text into sentences (spaCy's parser) and return one entry per sentence; otherwise the
+        whole text is one entry (the tokenizer alone runs).
+
+    Returns
+    -------
+    list of (tokens, spaces)
+        Whitespace tokens are dropped; ``spaces[k]`` says whether token k was followed by whitespace.
+        An empty list for a text without tokens.
+    """
+    if not is_valid_unicode(text):
+        raise InputError("the text is not valid Unicode (unpaired surrogate)")
+    nlp = load_pipeline()
+    doc = nlp(text) if split else nlp.tokenizer(text)
+    spans = list(doc.sents) if split else [doc[:]]
+    out = []
+    for span in spans:
+        words = [t for t in span if not t.is_space]
+        if not words:
+            continue
+        spaces = tuple(bool(t.whitespace_) or (t.i + 1 < len(doc) and doc[t.i + 1].is_space) for t in words)
+        out.append((tuple(t.text for t in words), spaces))
+    return out

@@ -31,11 +31,14 @@ from dualdecomp.app.length_request import LengthSpec
 from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
 from dualdecomp.core.errors import DualDecompError, InputError
 from dualdecomp.data.alignment import keep_vector
-from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_jsonl_atomic
-from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
+from dualdecomp.data.parsing import parse_tokens, tokenize_text
 
-__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_item", "journal_path", "read_input",
-           "run_batch"]
+INPUT_FORMATS = ("jsonl", "text")
+OUTPUT_FORMATS = ("jsonl", "text")
+
+__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_item", "detect_input_format",
+           "journal_path", "output_line", "read_input", "run_batch"]
 
 
 @dataclass(frozen=True)
@@ -50,11 +53,15 @@ class BatchOptions:
     deterministic: bool = False
     batch_size: int = 64
     trace: bool = False
+    input_format: str = "jsonl"
+    split: bool = False
+    output_format: str = "jsonl"
 
     def row_options(self) -> dict:
         """The options that change an output row (hashed into the journal's run fingerprint)."""
         return {"spec": dataclasses.asdict(self.spec), "chars": self.chars, "time_limit": self.time_limit,
-                "deterministic": self.deterministic, "trace": self.trace}
+                "deterministic": self.deterministic, "trace": self.trace, "input_format": self.input_format,
+                "split": self.split}
 
 
 @dataclass(frozen=True)
@@ -93,9 +100,19 @@ def _split_lines(data: bytes) -> list[bytes]:
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
-def read_lines(path: str | os.PathLike[str]) -> list[tuple[CorpusItem | dict, str]]:
-    """The non-blank lines of a JSONL input (``-``: standard input): a ``CorpusItem`` or an error row for
-    each, with the sha256 of the line's bytes."""
+def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl",
+               split: bool = False) -> list[tuple[CorpusItem | dict, str]]:
+    """The non-blank lines of an input (``-``: standard input): a ``CorpusItem`` or an error row for each,
+    with the sha256 of the line's bytes.
+
+    ``input_format="jsonl"``: one JSON object per line (the shared format, pre-tokenised ``text``).
+    ``"text"``: one raw sentence per line, tokenised by spaCy (ids are line numbers); with ``split``
+    every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence).
+    """
+    if input_format not in INPUT_FORMATS:
+        raise InputError(f"the input format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
+    if split and input_format != "text":
+        raise InputError("--split needs plain-text input (--input-format text)")
     p = Path(path)
     try:
         data = sys.stdin.buffer.read() if str(path) == "-" else p.read_bytes()
@@ -115,6 +132,9 @@ def read_lines(path: str | os.PathLike[str]) -> list[tuple[CorpusItem | dict, st
             continue
         if not line.strip():
             continue
+        if input_format == "text":
+            out.extend(_text_items(line, raw, lineno, loc, split))
+            continue
         obj = None
         try:
             try:
@@ -130,6 +150,41 @@ def read_lines(path: str | os.PathLike[str]) -> list[tuple[CorpusItem | dict, st
             continue
         out.append((item, line_hash(raw)))
     return out
+
+
+def _text_items(line: str, raw: bytes, lineno: int, loc: str,
+                split: bool) -> list[tuple[CorpusItem | dict, str]]:
+    """The items of one plain-text line (one, or one per sentence with ``split``)."""
+    try:
+        pieces = tokenize_text(line, split)
+        if split:
+            return [(CorpusItem(f"{lineno}.{k}", toks, spaces=spaces), line_hash(raw + b"\0%d" % k))
+                    for k, (toks, spaces) in enumerate(pieces, start=1)]
+        if len(pieces) != 1:
+            raise InputError("no tokens in this line")
+        (toks, spaces), = pieces
+        return [(CorpusItem(str(lineno), toks, spaces=spaces), line_hash(raw))]
+    except DualDecompError as exc:
+        return [(_error_row(None, lineno, f"{loc}: {exc}"), line_hash(raw))]
+
+
+def detect_input_format(path: str | os.PathLike[str]) -> str:
+    """``jsonl`` for a ``.jsonl``/``.json`` file, ``text`` for ``.txt``; otherwise ``jsonl`` when the first
+    non-blank line starts with ``{`` (standard input is not read here: it is ``jsonl`` unless told)."""
+    name = str(path)
+    if name == "-" or name.endswith((".jsonl", ".json", ".jsonl.partial")):
+        return "jsonl"
+    if name.endswith(".txt"):
+        return "text"
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                stripped = raw.strip().lstrip(b"\xef\xbb\xbf")
+                if stripped:
+                    return "jsonl" if stripped.startswith(b"{") else "text"
+    except OSError:
+        pass  # read_lines reports the unreadable input
+    return "jsonl"
 
 
 def read_input(path: str | os.PathLike[str]) -> list[CorpusItem | dict]:
@@ -173,6 +228,8 @@ def _compress(index: int, item: CorpusItem, sentence, compressor, options: Batch
         return {**base, "error": safe_text(str(exc))}, exc.exit_code
     timing, trace = not options.deterministic, options.trace
     row = {**base, **results[0].to_json(timing=timing, trace=trace)}
+    if item.spaces is not None:  # raw-text input: the compression with the original spacing
+        row["output"] = results[0].text
     if spec.mode == "gold":
         row["references"] = [{"length": m, **c.to_json(timing=timing, trace=trace)}
                              for m, c in zip(lengths, results, strict=True)]
@@ -205,11 +262,14 @@ class BatchSession:
             if options.resume:
                 raise InputError("--resume needs an --output that is a regular file, not - (standard output)")
             output_path = None
-            emit = _stdout_writer(emit)
+            emit = _stdout_writer(emit, options.output_format)
         if output_path is not None:
             check_paths(input_path, output_path)
         self.emit = emit
-        lines = read_lines(input_path)
+        self.output_format = options.output_format
+        if self.output_format not in OUTPUT_FORMATS:
+            raise InputError(f"the output format must be one of {', '.join(OUTPUT_FORMATS)}")
+        lines = read_lines(input_path, options.input_format, options.split)
         self.items = [item for item, _ in lines]
         self.hashes = [h for _, h in lines]
         spec = options.spec
@@ -250,7 +310,7 @@ class BatchSession:
             self.journal.append(index, self.hashes[index], self.run, row)
         if self.direct is not None:
             try:
-                self.direct.write(json.dumps(row, ensure_ascii=False) + "\n")
+                self.direct.write(output_line(row, self.output_format) + "\n")
                 self.direct.flush()
             except OSError as exc:
                 raise InputError(f"cannot write the output: {exc.strerror or exc}") from None
@@ -266,7 +326,7 @@ class BatchSession:
     def finish(self, rows: list[dict], codes: list[int]) -> BatchSummary:
         """Write the output whole (atomic rename) and remove the journal; the run's summary."""
         if self.journal is not None:
-            write_jsonl_atomic(self.target.target, rows)
+            write_lines_atomic(self.target.target, (output_line(row, self.output_format) for row in rows))
             self.journal.remove()
         failed = sum("error" in r for r in rows)
         certified = sum(bool(r.get("certified")) for r in rows)
@@ -321,11 +381,21 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
         return rows, session.finish(rows, codes)
 
 
-def _stdout_writer(emit: Callable[[dict], None] | None) -> Callable[[dict], None]:
-    """Write each row as one JSON line on standard output (``--output -``), then call ``emit``."""
+def output_line(row: dict, output_format: str) -> str:
+    """One output line: the JSON row, or (``text``) the compression as text (an empty line for a line
+    that failed, so that output line k stays input item k)."""
+    if output_format == "jsonl":
+        return json.dumps(row, ensure_ascii=False)
+    if "error" in row:
+        return ""
+    return row.get("output", row.get("compression", ""))
+
+
+def _stdout_writer(emit: Callable[[dict], None] | None, output_format: str) -> Callable[[dict], None]:
+    """Write each row as one line on standard output (``--output -``), then call ``emit``."""
 
     def write(row: dict) -> None:
-        sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        sys.stdout.write(output_line(row, output_format) + "\n")
         sys.stdout.flush()
         if emit is not None:
             emit(row)
@@ -342,7 +412,8 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
         chunk = list(enumerate(items[start:start + options.batch_size], start=start))
         todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)]
         parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
-        sentences = {i: s for (i, _), s in zip(todo, parsed, strict=True)}
+        sentences = {i: s if it.spaces is None else dataclasses.replace(s, spaces=it.spaces)
+                     for (i, it), s in zip(todo, parsed, strict=True)}
         for i, it in chunk:
             code = 0
             if i in done:

@@ -18,11 +18,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "shared format (pre-tokenised `text`, never re-tokenised). Every compression comes with "
                     "its certificate: primal, dual, gap, certified.")
     p.add_argument("text", nargs="?", help="raw text to compress (omit with --input)")
-    p.add_argument("--input", metavar="IN.jsonl",
-                   help="JSONL input: {id, text, compressions?} per line ('-': standard input)")
-    p.add_argument("--output", metavar="OUT.jsonl",
-                   help="JSONL output (written atomically, journal in OUT.jsonl.partial; '-': JSON lines on "
-                        "standard output, row by row); without it results are printed")
+    p.add_argument("--input", metavar="IN",
+                   help="input file ('-': standard input): JSONL ({id, text, compressions?} per line, "
+                        "pre-tokenised) or plain text (one raw sentence per line), see --input-format")
+    p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
+                   help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
+                        "anything else is plain text (standard input: JSONL unless told)")
+    p.add_argument("--split", action="store_true",
+                   help="plain-text input: split each line (a paragraph) into sentences with spaCy and "
+                        "compress each sentence (ids LINE.K)")
+    p.add_argument("--output", metavar="OUT",
+                   help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
+                        "by row); without it results are printed")
+    p.add_argument("--format", choices=("jsonl", "text"), default="jsonl", dest="output_format",
+                   help="output: jsonl (default: the compression with its certificate) or text (one "
+                        "compression per line, detokenised for plain-text input; an empty line for a "
+                        "line that failed)")
     p.add_argument("--length", metavar="N|gold|ratio:R|file:PATH",
                    help="exact number of kept tokens, or gold (each reference's length), ratio:R, file:PATH")
     p.add_argument("--ratio", type=float, metavar="R", help="keep round(R·n) tokens, 0 < R <= 1")
@@ -99,12 +110,16 @@ def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
 
 def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.app.batch import BatchOptions, run_batch
+    from dualdecomp.app.batch import BatchOptions, detect_input_format, run_batch
     from dualdecomp.core.progress import progress_factory
 
+    input_format = detect_input_format(args.input) if args.input_format == "auto" else args.input_format
+    if args.split and input_format != "text":
+        raise InputError("--split needs plain-text input (--input-format text)")
     options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
                            time_limit=args.time_limit, deterministic=args.deterministic,
-                           batch_size=args.batch_size, trace=args.trace)
+                           batch_size=args.batch_size, trace=args.trace, input_format=input_format,
+                           split=args.split, output_format=args.output_format)
     if args.resume and not args.output:
         raise InputError("--resume needs --output")
 
