@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
@@ -73,7 +74,8 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
     """
     compressor = get_worker().plugins[plugin].compressor
     parsed = parse_tokens([it.text for _, it in chunk], ids=[it.id for _, it in chunk])
-    return [(i, *compress_item(i, it, s, compressor, options))
+    return [(i, *compress_item(i, it, s if it.spaces is None else replace(s, spaces=it.spaces), compressor,
+                               options))
             for (i, it), s in zip(chunk, parsed, strict=True)]
 
 
