@@ -117,6 +117,8 @@ def compress_item(index: int, item: CorpusItem, sentence, compressor, options: B
     spec = options.spec
     base = {"id": item.id, "text": " ".join(item.text)}
     try:
+        if sentence is None:  # not parsed: over the compressor's size limit
+            compressor.check_size(len(item.text))
         gold = None
         if spec.mode == "gold":
             gold = [int(keep_vector(item.text, c).sum()) for c in item.compressions]
@@ -124,6 +126,8 @@ def compress_item(index: int, item: CorpusItem, sentence, compressor, options: B
         results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit)
     except DualDecompError as exc:
         return {**base, "error": str(exc)}
+    except MemoryError:
+        return {**base, "error": f"out of memory compressing this line ({len(item.text)} tokens)"}
     timing, trace = not options.deterministic, options.trace
     row = {**base, **results[0].to_json(timing=timing, trace=trace)}
     if spec.mode == "gold":
@@ -184,7 +188,8 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     try:
         for start in range(0, len(items), options.batch_size):
             chunk = list(enumerate(items[start:start + options.batch_size], start=start))
-            todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)]
+            todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)
+                    and len(it.text) <= getattr(compressor, "max_tokens", len(it.text))]
             parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
             sentences = {i: s for (i, _), s in zip(todo, parsed, strict=True)}
             for i, it in chunk:
@@ -193,7 +198,7 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
                 elif isinstance(it, dict):
                     row = it
                 else:
-                    row = compress_item(i, it, sentences[i], compressor, options)
+                    row = compress_item(i, it, sentences.get(i), compressor, options)
                 if "error" in row and options.on_error == "fail":
                     where = f"the {len(rows)} lines done are kept in {journal_path(out)}; " if out else ""
                     raise InputError(f"line {i + 1} (id {row['id']}): {row['error']} ({where}fix the input "
