@@ -10,6 +10,9 @@ real cost of the pipeline (potentials + decoding). For each (configuration, n):
   ``extra_mb`` (``peak_mb`` minus the resident set just before the call: what the sentence itself cost);
 * ``"kind": "fit"`` — per configuration, the growth exponents: least-squares slopes of log(seconds) and
   log(extra_mb) against log(n) over the points with n >= ``--fit-from`` (a slope of 3 is cubic growth);
+* ``"kind": "lm_storage"`` — per n, the bytes of the LM's context-pruned potentials
+  (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`: distinct contexts S) against the dense
+  (n+2)^3 float64 tensor it replaces, and their ratio;
 * ``"kind": "bounded"`` — with the default ``--max-tokens`` (300), the cost of a 2,000-token line in a
   batch (its error row, without parsing it): seconds and extra memory.
 
@@ -68,10 +71,20 @@ def _tokens(n: int) -> list[str]:
     return out[:n]
 
 
-def _measure(compressor, sentence) -> dict:
+def _trim() -> None:
+    """Give freed heap memory back to the OS (glibc), so the next allocations show in the resident set."""
+    import ctypes
     import gc
 
     gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
+
+
+def _measure(compressor, sentence) -> dict:
+    _trim()
     _reset_peak()
     before = _status_mb("VmRSS")
     start = time.perf_counter()
@@ -98,6 +111,7 @@ def _bounded(compressor_cls, config: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         inp = Path(tmp) / "in.jsonl"
         inp.write_text(json.dumps({"id": "long", "text": " ".join(_tokens(2000))}) + "\n")
+        _trim()
         _reset_peak()
         before = _status_mb("VmRSS")
         start = time.perf_counter()
@@ -129,6 +143,18 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"kind": "setup", "configs": names, "lengths": lengths, "model": str(MODEL),
                       "parse_seconds_all": round(time.perf_counter() - parse_start, 2),
                       "baseline_rss_mb": round(_status_mb("VmRSS"), 1)}), flush=True)
+    from dualdecomp.models.lm.model import load_lm
+
+    lm = load_lm(MODEL / "lm.binary")
+    for n in lengths:
+        start = time.perf_counter()
+        packed = lm.trigram_rows(sentences[n].tokens)
+        dense = (n + 2) ** 3 * 8
+        print(json.dumps({"kind": "lm_storage", "n": n, "contexts": int(packed.rows.shape[0]),
+                          "packed_mb": round(packed.nbytes / 2 ** 20, 2),
+                          "dense_mb": round(dense / 2 ** 20, 2),
+                          "dense_over_packed": round(dense / packed.nbytes, 1),
+                          "seconds": round(time.perf_counter() - start, 4)}), flush=True)
     for name in names:
         config = None if name == "default" else name
         xs, ts, ms = [], [], []
