@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dualdecomp.app.compressor import Compressor
+from dualdecomp.core.deadline import Deadline, TimeLimitError
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
@@ -105,7 +106,15 @@ def test_shipped_configurations_load_and_decode(parsed_dev) -> None:
 def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) -> None:
     _, sentences = parsed_dev
     s = max(sentences[:20], key=lambda x: x.n if x.n <= 12 else 0)
-    out = Compressor(joint_dir).compress(s, length=max(1, s.n // 2), time_limit=1e-9)
+    # the limit covers the potentials too (issue W2.5): 1 ns runs out between the two components
+    with pytest.raises(TimeLimitError, match="before the lm component"):
+        Compressor(joint_dir).compress(s, length=max(1, s.n // 2), time_limit=1e-9)
+
+    class AfterPotentials(Deadline):  # runs out only once the potentials are done
+        def check(self, stage: str) -> None:
+            pass
+
+    out = Compressor(joint_dir).compress(s, length=max(1, s.n // 2), deadline=AfterPotentials(1e-9, 0.0))
     r = out.result
     assert int(out.keep.sum()) == max(1, s.n // 2)
     assert r.dual >= r.primal - 1e-9 and r.gap == pytest.approx(max(0.0, r.dual - r.primal))

@@ -21,7 +21,8 @@ from dualdecomp.core.errors import DualDecompError
 
 NASTY = Path(__file__).parent / "nasty" / "inputs.jsonl"
 FAILING = {"empty", "spaces", "no-text", "text-not-string", "text-list", "8", "compressions-not-list",
-           "compression-not-subsequence", "surrogate-escape", "20", "21", "22", "23", "26"}
+           "compression-not-subsequence", "surrogate-escape", "20", "21", "22", "23", "26",
+           "long-400"}  # over the default --max-tokens (300): its own error row (issue W2.5)
 
 
 def test_nasty_corpus(tiny_model, tmp_path, capsys) -> None:
@@ -32,6 +33,7 @@ def test_nasty_corpus(tiny_model, tmp_path, capsys) -> None:
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").split("\n")[:-1]]
     assert len(rows) == len(NASTY.read_text(encoding="utf-8").split("\n")[:-1])
     assert {r["id"] for r in rows if "error" in r} == FAILING
+    assert "--max-tokens 300" in next(r["error"] for r in rows if r["id"] == "long-400")
     for r in rows:
         if "error" not in r:
             assert len(r["keep"]) == len(r["text"].split())

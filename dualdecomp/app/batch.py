@@ -29,7 +29,7 @@ from pathlib import Path
 from dualdecomp.app.journal import Journal, journal_path, line_hash, model_fingerprint, run_fingerprint
 from dualdecomp.app.length_request import LengthSpec
 from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
-from dualdecomp.core.errors import DualDecompError, InputError
+from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
 from dualdecomp.data.parsing import parse_tokens, tokenize_text
@@ -219,6 +219,8 @@ def _compress(index: int, item: CorpusItem, sentence, compressor, options: Batch
     spec = options.spec
     base = {"id": item.id, "text": " ".join(item.text)}
     try:
+        if sentence is None:  # not parsed: over the compressor's size limit
+            compressor.check_size(len(item.text))
         gold = None
         if spec.mode == "gold":
             gold = [int(keep_vector(item.text, c).sum()) for c in item.compressions]
@@ -226,6 +228,9 @@ def _compress(index: int, item: CorpusItem, sentence, compressor, options: Batch
         results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit)
     except DualDecompError as exc:
         return {**base, "error": safe_text(str(exc))}, exc.exit_code
+    except MemoryError:
+        return ({**base, "error": f"out of memory compressing this line ({len(item.text)} tokens)"},
+                SolverError.exit_code)
     timing, trace = not options.deterministic, options.trace
     row = {**base, **results[0].to_json(timing=timing, trace=trace)}
     if item.spaces is not None:  # raw-text input: the compression with the original spacing
@@ -410,7 +415,8 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
     codes: list[int] = []
     for start in range(0, len(items), options.batch_size):
         chunk = list(enumerate(items[start:start + options.batch_size], start=start))
-        todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)]
+        todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)
+                and len(it.text) <= getattr(compressor, "max_tokens", len(it.text))]  # longer: not parsed
         parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
         sentences = {i: s if it.spaces is None else dataclasses.replace(s, spaces=it.spaces)
                      for (i, it), s in zip(todo, parsed, strict=True)}
@@ -421,7 +427,7 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
             elif isinstance(it, dict):
                 row, code = it, InputError.exit_code
             else:
-                row, code = _compress(i, it, sentences[i], compressor, options)
+                row, code = _compress(i, it, sentences.get(i), compressor, options)
             if "error" in row and options.on_error == "fail":
                 raise session.failure(i, row, len(rows), code)
             session.record(i, row)

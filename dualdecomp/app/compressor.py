@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from dualdecomp.app.length_request import parse_length
+from dualdecomp.app.limits import DEFAULT_MAX_TOKENS, char_budget_cap, too_long_message
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
 from dualdecomp.data.detokenize import detokenize
@@ -92,10 +94,16 @@ class Compressor:
         model when None.
     config : str, optional
         Another configuration of the model directory (``configs/NAME.json``).
+    max_tokens : int, optional
+        Longest sentence compressed (default :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS`, 300); a
+        longer one is an :class:`InputError` (a per-line error in a batch), so memory stays bounded.
     """
 
     def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None,
-                 config: str | None = None) -> None:
+                 config: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InputError(f"--max-tokens must be a positive integer, got {max_tokens!r}")
+        self.max_tokens = max_tokens
         self.joint = None
         self.model = None
         self.directory: Path | None = None  # the model directory (None for a model given in memory)
@@ -112,11 +120,18 @@ class Compressor:
                 self.model = load_model(directory)
         self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
 
-    def components(self, sentence: Sentence, chars: int | None = None) -> tuple[list, str | None]:
+    def check_size(self, n: int) -> None:
+        """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens`."""
+        if n > self.max_tokens:
+            raise InputError(too_long_message(n, self.max_tokens))
+
+    def components(self, sentence: Sentence, chars: int | None = None,
+                   deadline: Deadline | None = None) -> tuple[list, str | None]:
         """The decoding components of ``sentence`` (a character budget, if given, is enforced by the first
-        bigram component) and a note when the long-sentence fallback was used."""
+        bigram component) and a note when the long-sentence fallback was used. ``deadline`` is checked
+        between the components' potentials."""
         if self.joint is not None:
-            comps, note = self.joint.components(sentence)
+            comps, note = self.joint.components(sentence, deadline=deadline)
         else:
             comps, note = [Bigram(self.model.potentials(sentence))], None
         if chars is not None:
@@ -124,11 +139,14 @@ class Compressor:
             if first is None:
                 raise InputError("this model has no bigram component to enforce a character budget")
             widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
+            # a budget over the whole sentence's length cannot bind: capping it keeps the DP's
+            # O(n * chars) table proportional to the sentence, with the same result
+            chars = min(chars, char_budget_cap([len(t) for t in sentence.tokens]))
             comps[first] = CharBudgetBigram(comps[first].B, widths, chars)
         return comps, note
 
     def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,
-                 time_limit: float | None = None) -> Compression:
+                 time_limit: float | None = None, deadline: Deadline | None = None) -> Compression:
         """Compress one sentence, optionally to exactly ``length`` tokens or at most ``chars`` characters.
 
         Parameters
@@ -141,8 +159,13 @@ class Compressor:
             Maximum number of characters of the compression written with one space between kept tokens
             (the ``compression`` field; the detokenised ``text`` is never longer).
         time_limit : float, optional
-            Seconds allowed to the decoder; when they run out the best compression found so far is
-            returned with its gap (``certified`` False unless proved).
+            Seconds allowed to the sentence: potentials and decoding (and parsing, when the caller
+            started ``deadline`` before it). When they run out between two components' potentials a
+            :class:`~dualdecomp.core.deadline.TimeLimitError` (a SolverError) is raised; once the
+            potentials are done the decoder gets what is left and returns the best compression found so
+            far with its gap (``certified`` False unless proved).
+        deadline : Deadline, optional
+            A deadline already running (e.g. started before parsing); default: ``time_limit`` from now.
 
         Raises
         ------
@@ -150,12 +173,14 @@ class Compressor:
             When ``length`` is negative or larger than the sentence, ``chars`` is negative, or both are
             given.
         """
-        return self.compress_lengths(sentence, [length], chars, time_limit)[0]
+        return self.compress_lengths(sentence, [length], chars, time_limit, deadline)[0]
 
     def compress_lengths(self, sentence: Sentence, lengths: Sequence[int | None], chars: int | None = None,
-                         time_limit: float | None = None) -> list[Compression]:
+                         time_limit: float | None = None,
+                         deadline: Deadline | None = None) -> list[Compression]:
         """Compress one sentence once per requested length (e.g. each reference's), building its
-        components (features, potentials) only once. Arguments as in :meth:`compress`."""
+        components (features, potentials) only once. Arguments as in :meth:`compress`; the time limit
+        covers the potentials and all the decodings together."""
         for length in lengths:
             if length is not None and not 0 <= length <= sentence.n:
                 raise InputError(f"requested length {length} is impossible for a sentence of {sentence.n} "
@@ -166,15 +191,20 @@ class Compressor:
             raise InputError(f"the character budget must be a non-negative integer, got {chars!r}")
         if sentence.n == 0:
             raise InputError("empty sentence: nothing to compress")
+        self.check_size(sentence.n)
         if time_limit is not None and not time_limit > 0:
             raise InputError(f"the time limit must be positive, got {time_limit!r}")
+        if deadline is None:
+            deadline = Deadline.start(time_limit)
         options = dict(self.decode_options)
-        if time_limit is not None:
-            options["time_limit"] = float(time_limit)
         decoder = get_decoder(options.pop("decoder", "dd"))
-        comps, note = self.components(sentence, chars)
+        comps, note = self.components(sentence, chars, deadline)
         out = []
         for length in lengths:
+            if deadline.seconds is not None:
+                # what is left (the decoder returns its best compression so far, after one iteration
+                # at least, when nothing is)
+                options["time_limit"] = max(deadline.remaining(), 1e-9)
             result = decoder(comps, length, options)
             out.append(Compression(sentence, result, note))
         return out

@@ -27,6 +27,7 @@ from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
 from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_item
 from dualdecomp.app.compressor import Compressor
+from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.jsonl import CorpusItem
 from dualdecomp.data.parsing import parse_tokens
@@ -43,15 +44,16 @@ class CompressorPlugin(WorkerPlugin):
         Configuration name of the model directory.
     """
 
-    def __init__(self, model: str | None, config: str | None) -> None:
+    def __init__(self, model: str | None, config: str | None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         self.model = None if model is None else str(Path(model).resolve())
         self.config = config
-        self.name = f"dualdecomp-compressor:{self.model}:{self.config}"
+        self.max_tokens = max_tokens
+        self.name = f"dualdecomp-compressor:{self.model}:{self.config}:{max_tokens}"
         self.compressor: Compressor | None = None
 
     def setup(self, worker) -> None:
         """Load the model on the worker."""
-        self.compressor = Compressor(self.model, self.config)
+        self.compressor = Compressor(self.model, self.config, max_tokens=self.max_tokens)
 
 
 def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
@@ -73,10 +75,11 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
         The output row of every line of the chunk, with its exit code (0 unless it failed).
     """
     compressor = get_worker().plugins[plugin].compressor
-    parsed = parse_tokens([it.text for _, it in chunk], ids=[it.id for _, it in chunk])
-    return [(i, *compress_item(i, it, s if it.spaces is None else replace(s, spaces=it.spaces), compressor,
-                               options))
-            for (i, it), s in zip(chunk, parsed, strict=True)]
+    todo = [(i, it) for i, it in chunk if len(it.text) <= compressor.max_tokens]  # longer: not parsed
+    parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
+    sentences = {i: s if it.spaces is None else replace(s, spaces=it.spaces)
+                 for (i, it), s in zip(todo, parsed, strict=True)}
+    return [(i, *compress_item(i, it, sentences.get(i), compressor, options)) for i, it in chunk]
 
 
 def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
@@ -121,7 +124,7 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     if compressor.directory is None:
         raise InputError("a distributed run needs a model directory (the workers load it)")
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
-        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name)
+        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name, compressor.max_tokens)
         client.register_plugin(plugin, name=plugin.name)
         items, done = session.items, session.done
         final: dict[int, dict] = dict(done)

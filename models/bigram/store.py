@@ -14,7 +14,14 @@ from pathlib import Path
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
+from dualdecomp.core.model_files import (
+    read_json,
+    read_sparse_weights,
+    verify_files,
+    write_json,
+    write_manifest,
+    write_sparse_weights,
+)
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.bigram.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
 from dualdecomp.models.bigram.model import BigramModel
@@ -59,6 +66,7 @@ def save_model(model: BigramModel, directory: str | os.PathLike[str], lm_file: s
         "meta": model.meta,
     }
     write_spec(out, spec)
+    write_manifest(out)
     return out
 
 
@@ -141,5 +149,6 @@ def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:
         if d.resolve() not in lm_path.parents:
             raise ModelError(f"{d / 'model.json'}: lm file must lie inside the model directory")
         lm = load_lm(lm_path)
+    verify_files(d / "model.json", d / "weights.npz")
     return BigramModel(weights=weights, hash_bits=spec["hash_bits"], lexical=spec["lexical"], lm=lm,
                        meta=spec.get("meta", {}))

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import verify_files, write_manifest
 from dualdecomp.models.bigram.store import FORMAT, VERSION, read_spec, read_weights, save_weights, write_spec
 from dualdecomp.models.dependency.features import ARC_TEMPLATES, KEEP_TEMPLATES, SIBLING_TEMPLATES
 from dualdecomp.models.dependency.model import DependencyModel
@@ -54,6 +55,7 @@ def save_dependency_model(model: DependencyModel, directory: str | os.PathLike[s
         "meta": model.meta,
     }
     write_spec(out, spec)
+    write_manifest(out)
     return out
 
 
@@ -89,5 +91,6 @@ def load_dependency_model(directory: str | os.PathLike[str]) -> DependencyModel:
     d = Path(directory)
     spec = _read_spec(d)
     weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
+    verify_files(d / "model.json", d / "weights.npz")
     return DependencyModel(weights=weights, hash_bits=spec["hash_bits"], second_order=spec["second_order"],
                            lexical=spec["lexical"], meta=spec.get("meta", {}))

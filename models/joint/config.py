@@ -34,7 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, ModelError
+from dualdecomp.core.model_files import verify_file, write_manifest
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
 from dualdecomp.engine.options import make_options
@@ -171,6 +173,7 @@ class JointModel:
         self.config = parse_config(spec, str(path))
         self.directory = d
         self.models = [self._load(c) for c in self.config.components]
+        verify_file(path)  # after the content's own checks (the specific message first)
 
     def _resolve(self, rel: str) -> Path:
         p = (self.directory / rel).resolve()
@@ -181,10 +184,14 @@ class JointModel:
     def _load(self, c: ComponentSpec):
         return get_kind(c.kind).load(self._resolve(c.path))
 
-    def components(self, sentence: Sentence, length_bias: float | None = None) -> tuple[list, str | None]:
+    def components(self, sentence: Sentence, length_bias: float | None = None,
+                   deadline: Deadline | None = None) -> tuple[list, str | None]:
         """The weighted components of ``sentence`` and a note when the long-sentence fallback is used.
 
         ``length_bias`` (default: the configuration's) is added per kept token (:func:`with_length_bias`).
+        ``deadline`` is checked between the components' potentials (a
+        :class:`~dualdecomp.core.deadline.TimeLimitError` once passed: no compression can be decoded
+        without them all).
         """
         cfg = self.config
         chosen = range(len(cfg.components))
@@ -196,6 +203,8 @@ class JointModel:
         out = []
         for k in chosen:
             spec, model = cfg.components[k], self.models[k]
+            if deadline is not None and out:
+                deadline.check(f"computing the potentials (before the {spec.kind} component)")
             out.append(weighted_component(spec.kind, get_kind(spec.kind).unit(model, sentence), spec.weight))
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
@@ -240,4 +249,5 @@ def save_config(config: JointConfig, directory: str | os.PathLike[str], name: st
     path = d / "config.json" if name is None else d / "configs" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_manifest(d)
     return path

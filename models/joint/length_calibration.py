@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = json.loads(path.read_text(encoding="utf-8"))
         spec["length_bias"] = round(c, 6)
         path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+        write_manifest(d)
     return 0
 
 

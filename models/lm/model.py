@@ -23,6 +23,8 @@ import kenlm
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import verify_file
+from dualdecomp.solvers.ngram.packed import PackedTrigram
 
 RARE = "<rare>"
 """The LM token standing for a rare word (the corpus' ``<unk>`` placeholder)."""
@@ -200,7 +202,7 @@ class LanguageModel:
         return B
 
     def trigram_tensor(self, tokens: Sequence[str]) -> np.ndarray:
-        """Trigram potentials of contract 2: log10 p(w_c | w_a w_b).
+        """Trigram potentials of contract 2: log10 p(w_c | w_a w_b), as a dense tensor.
 
         Parameters
         ----------
@@ -218,20 +220,49 @@ class LanguageModel:
         -----
         For a model of order <= 3, the sum of T along a kept sequence (contract 2) equals
         ``sentence_logprob`` of the kept tokens up to floating-point rounding. For a higher order the
-        entries use a two-word context only. About 20 ms for n = 60 (38k KenLM lookups; the state of
-        each context pair (a, b) is computed once).
+        entries use a two-word context only. O(n^3) memory: the decoders use :meth:`trigram_rows`.
+        """
+        return self.trigram_rows(tokens).dense()
+
+    def trigram_rows(self, tokens: Sequence[str]) -> PackedTrigram:
+        """The trigram potentials of :meth:`trigram_tensor`, context-pruned (exact, same numbers).
+
+        The score of w_c after the pair (a, b) depends only on KenLM's state after ``w_a w_b``, so pairs
+        with equal states share one row of scores (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`):
+        memory O(n^2 + S·n) and S·n KenLM lookups for S distinct states, instead of O(n^3) for both.
+
+        Parameters
+        ----------
+        tokens : sequence of str
+            The n raw tokens of the sentence.
+
+        Returns
+        -------
+        PackedTrigram
+            ``rows[ctx[a, b], c]`` = T[a, b, c] of :meth:`trigram_tensor` for every entry the DP reads.
         """
         words = self.lm_words(tokens)
         n = len(words)
         m = n + 2
         model = self._model
-        T = np.full((m, m, m), _NEG_INF, dtype=np.float64)
         targets = ["<s>", *words, "</s>"]  # targets[k] = w_k
         scratch = kenlm.State()
+        states: dict[kenlm.State, int] = {}
+        rows: list[np.ndarray] = [np.full(m, _NEG_INF)]  # row 0: the pairs the DP never reads
+
+        def row_of(state: kenlm.State) -> int:
+            k = states.get(state)
+            if k is None:
+                row = np.full(m, _NEG_INF)
+                for c in range(1, m):
+                    row[c] = model.BaseScore(state, targets[c], scratch)
+                k = states[state] = len(rows)
+                rows.append(row)
+            return k
+
+        ctx = np.zeros((m, m), dtype=np.int64)
         begin = self._begin_state()
-        first = T[0, 0]
-        for c in range(1, m):
-            first[c] = model.BaseScore(begin, targets[c], scratch)
+        ctx[0, 0] = row_of(begin)
         # states after the first word of a context: <s> for a = 0, else w_a from a null context
         heads = [begin, *(self._word_state(w) for w in words)]
         for a in range(0, n + 1):
@@ -239,10 +270,8 @@ class LanguageModel:
             for b in range(a + 1, n + 1):
                 pair = kenlm.State()
                 model.BaseScore(head, targets[b], pair)
-                row = T[a, b]
-                for c in range(b + 1, m):
-                    row[c] = model.BaseScore(pair, targets[c], scratch)
-        return T
+                ctx[a, b] = row_of(pair)
+        return PackedTrigram(np.array(rows), ctx)
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -306,6 +335,7 @@ def _load_kenlm(path: Path) -> kenlm.Model:
     if int(model.order) < 1:
         raise ModelError(f"invalid KenLM model {path}: order {model.order}")
     _check_binary_vocabulary(path, model)
+    verify_file(path)  # after KenLM's own checks: a flipped byte in its tables loads silently
     return model
 
 

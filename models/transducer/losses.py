@@ -73,10 +73,10 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import is_certified
 from dualdecomp.data.trees import Tree
 from dualdecomp.engine.decode import decode
+from dualdecomp.solvers.bag_count import BagCount
 from dualdecomp.solvers.ngram.solver import Trigram
 from dualdecomp.solvers.transducer.grammar import NODE, WORD, Frag
 from dualdecomp.solvers.transducer.solver import Derivation, Transducer
-from solvers.bag_count import BagCount
 
 __all__ = ["LOSSES", "BagArguments", "CfgHamming", "EditDistance", "F1Loss", "HammingArguments", "Loss",
            "LossAugmented", "NgramHamming", "TokenHamming", "derivation_for_keep", "frag_productions",

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
+from dualdecomp.core.model_files import (
+    read_json,
+    read_sparse_weights,
+    verify_files,
+    write_json,
+    write_manifest,
+    write_sparse_weights,
+)
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
 from dualdecomp.models.transducer.features import RuleFeaturizer
@@ -109,6 +116,7 @@ def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
     write_sparse_weights(out / "weights.npz", model.weights)
     write_json(out / "model.json", {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
                                     "lm_weight": model.lm_weight, "meta": model.meta})
+    write_manifest(out)
     return out
 
 
@@ -142,7 +150,8 @@ def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     lm_weight = spec.get("lm_weight")
     if isinstance(lm_weight, bool) or not isinstance(lm_weight, int | float) or not np.isfinite(lm_weight):
         raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
+    w = read_sparse_weights(d / "weights.npz", 1 << bits)  # before the grammar: cheap checks first
+    verify_files(d / "model.json", d / "weights.npz")
     plain, packed = d / "grammar.json", d / GRAMMAR_FILE
     grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
-    w = read_sparse_weights(d / "weights.npz", 1 << bits)
     return T3Model(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))

@@ -36,8 +36,9 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
 from dualdecomp.solvers.bigram.solver import LengthTable, PathComponent
+from dualdecomp.solvers.ngram.packed import PackedTrigram
 
-__all__ = ["LengthTable", "Trigram", "dp_updates", "solve", "solve_lengths"]
+__all__ = ["LengthTable", "PackedTrigram", "Trigram", "dp_updates", "solve", "solve_lengths"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -46,9 +47,9 @@ __all__ = ["LengthTable", "Trigram", "dp_updates", "solve", "solve_lengths"]
 
 
 @njit(cache=True)
-def _free_kernel(T, ue):  # pragma: no cover - compiled
-    """Free-length DP over pair states. Returns (score, keep)."""
-    m = T.shape[0]
+def _free_kernel(R, ctx, ue):  # pragma: no cover - compiled
+    """Free-length DP over pair states. Returns (score, keep). T[a, b, c] is R[ctx[a, b], c]."""
+    m = ctx.shape[0]
     n = m - 2
     # F[a, b]: best prefix whose last two kept positions are a < b (or the start state (0, 0))
     F = np.full((m, m), -np.inf)
@@ -62,7 +63,7 @@ def _free_kernel(T, ue):  # pragma: no cover - compiled
             v = F[a, b] + ub
             if v == -np.inf:
                 continue
-            row = T[a, b]
+            row = R[ctx[a, b]]
             Fb = F[b]
             bb = back[b]
             for c in range(b + 1, m):
@@ -89,7 +90,7 @@ def _free_kernel(T, ue):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _count_tables(T, ue, cmax, target):  # pragma: no cover - compiled
+def _count_tables(R, ctx, ue, cmax, target):  # pragma: no cover - compiled
     """DP over (count, previous kept, last kept) up to ``cmax`` kept tokens.
 
     G[k, a, b] is the best prefix whose k-th kept token is b and (k-1)-th is a (a = 0 when k <= 1;
@@ -97,7 +98,7 @@ def _count_tables(T, ue, cmax, target):  # pragma: no cover - compiled
     finish with exactly ``target`` tokens are filled (the others stay -inf). No back-pointers: the inner
     loop is a branch-free max (about 3x faster at n = 60) and :func:`_predecessor` recomputes the argmax.
     """
-    m = T.shape[0]
+    m = ctx.shape[0]
     n = m - 2
     G = np.full((cmax + 1, m, m), -np.inf)
     G[0, 0, 0] = 0.0
@@ -114,7 +115,7 @@ def _count_tables(T, ue, cmax, target):  # pragma: no cover - compiled
                 v = Gk[a, b]
                 if v == -np.inf:
                     continue
-                row = T[a, b]
+                row = R[ctx[a, b]]
                 for c in range(b + 1, hi + 1):
                     row_n[c] = max(row_n[c], v + row[c])
             for c in range(b + 1, hi + 1):
@@ -123,7 +124,7 @@ def _count_tables(T, ue, cmax, target):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _predecessor(T, G, k, a, b):  # pragma: no cover - compiled
+def _predecessor(R, ctx, G, k, a, b):  # pragma: no cover - compiled
     """Smallest a' whose state (a', a) at count k-1 attains the best push into (a, b) at count k.
 
     Recomputes exactly the maximum formed by :func:`_count_tables` (same sums, max is exact), so the
@@ -135,17 +136,17 @@ def _predecessor(T, G, k, a, b):  # pragma: no cover - compiled
     Gj = G[j]
     best = -np.inf
     for p in range(alo, ahi):
-        best = max(best, Gj[p, a] + T[p, a, b])
+        best = max(best, Gj[p, a] + R[ctx[p, a], b])
     for p in range(alo, ahi):
-        if Gj[p, a] + T[p, a, b] == best:
+        if Gj[p, a] + R[ctx[p, a], b] == best:
             return p
     return -1
 
 
 @njit(cache=True)
-def _finish(T, G, k):  # pragma: no cover - compiled
+def _finish(R, ctx, G, k):  # pragma: no cover - compiled
     """Best transition into n+1 with exactly k kept tokens, and the backtracked keep."""
-    m = T.shape[0]
+    m = ctx.shape[0]
     n = m - 2
     best = -np.inf
     lb = -1
@@ -157,7 +158,7 @@ def _finish(T, G, k):  # pragma: no cover - compiled
         alo = k - 1 if k >= 2 else 0
         ahi = b if k >= 2 else 1
         for a in range(alo, ahi):
-            w = Gk[a, b] + T[a, b, m - 1]
+            w = Gk[a, b] + R[ctx[a, b], m - 1]
             if w > best:
                 best = w
                 lb = b
@@ -168,27 +169,27 @@ def _finish(T, G, k):  # pragma: no cover - compiled
         b = lb
         for j in range(k, 0, -1):
             keep[b - 1] = True
-            p = _predecessor(T, G, j, a, b)
+            p = _predecessor(R, ctx, G, j, a, b)
             b = a
             a = p
     return best, keep
 
 
 @njit(cache=True)
-def _exact_kernel(T, ue, length):  # pragma: no cover - compiled
-    G = _count_tables(T, ue, length, length)
-    return _finish(T, G, length)
+def _exact_kernel(R, ctx, ue, length):  # pragma: no cover - compiled
+    G = _count_tables(R, ctx, ue, length, length)
+    return _finish(R, ctx, G, length)
 
 
 @njit(cache=True)
-def _lengths_kernel(T, ue):  # pragma: no cover - compiled
-    m = T.shape[0]
+def _lengths_kernel(R, ctx, ue):  # pragma: no cover - compiled
+    m = ctx.shape[0]
     n = m - 2
-    G = _count_tables(T, ue, n, -1)
+    G = _count_tables(R, ctx, ue, n, -1)
     scores = np.empty(n + 1)
     keeps = np.zeros((n + 1, n), dtype=np.bool_)
     for k in range(n + 1):
-        s, kp = _finish(T, G, k)
+        s, kp = _finish(R, ctx, G, k)
         scores[k] = s
         keeps[k] = kp
     return scores, keeps
@@ -199,14 +200,25 @@ def _lengths_kernel(T, ue):  # pragma: no cover - compiled
 # ----------------------------------------------------------------------------------------------------
 
 
-def _solve_checked(T: np.ndarray, ue: np.ndarray, length: int | None) -> Solution:
+def _solve_checked(P: PackedTrigram, ue: np.ndarray, length: int | None) -> Solution:
     if length is None:
-        score, keep = _free_kernel(T, ue)
+        score, keep = _free_kernel(P.rows, P.ctx, ue)
         what = "the trigram problem"
     else:
-        score, keep = _exact_kernel(T, ue, length)
+        score, keep = _exact_kernel(P.rows, P.ctx, ue, length)
         what = f"the trigram problem with length {length}"
     return Solution(keep=keep, score=check_score(score, what))
+
+
+def _as_packed(T: Any) -> PackedTrigram:
+    """Dense potentials (validated, wrapped without another copy) or a :class:`PackedTrigram`."""
+    if isinstance(T, PackedTrigram):
+        return T
+    return PackedTrigram.from_dense(as_potentials(T, 3, "T"))
+
+
+def _lengths_packed(P: PackedTrigram, ue: np.ndarray):
+    return _lengths_kernel(P.rows, P.ctx, ue)
 
 
 def solve(T: Any, u: Any = None, length: int | None = None) -> Solution:
@@ -214,9 +226,10 @@ def solve(T: Any, u: Any = None, length: int | None = None) -> Solution:
 
     Parameters
     ----------
-    T : array_like
+    T : array_like or PackedTrigram
         Shape (n+2, n+2, n+2); ``T[a, b, c]`` scores keeping c right after a, b (``T[0, 0, c]`` for the
-        first kept token c). -inf forbids a transition.
+        first kept token c). -inf forbids a transition. Or the same potentials context-pruned
+        (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`).
     u : array_like, optional
         Shape (n,), added for every kept token. Defaults to zeros.
     length : int, optional
@@ -234,10 +247,9 @@ def solve(T: Any, u: Any = None, length: int | None = None) -> Solution:
     SolverError
         No compression (of the requested length) has a finite score.
     """
-    Tv = as_potentials(T, 3, "T")
-    n = Tv.shape[0] - 2
-    ue = as_padded_u(u, n)
-    return _solve_checked(Tv, ue, as_length(length, n))
+    P = _as_packed(T)
+    ue = as_padded_u(u, P.n)
+    return _solve_checked(P, ue, as_length(length, P.n))
 
 
 def solve_lengths(T: Any, u: Any = None) -> LengthTable:
@@ -260,9 +272,9 @@ def solve_lengths(T: Any, u: Any = None) -> LengthTable:
     InputError
         Wrong shapes, NaN/+inf potentials.
     """
-    Tv = as_potentials(T, 3, "T")
-    ue = as_padded_u(u, Tv.shape[0] - 2)
-    scores, keeps = _lengths_kernel(Tv, ue)
+    P = _as_packed(T)
+    ue = as_padded_u(u, P.n)
+    scores, keeps = _lengths_kernel(P.rows, P.ctx, ue)
     return LengthTable(scores=scores, keeps=keeps)
 
 
@@ -304,8 +316,10 @@ class Trigram(PathComponent):
 
     Parameters
     ----------
-    T : array_like
-        Shape (n+2, n+2, n+2), validated once here (copied, read-only).
+    T : array_like or PackedTrigram
+        Shape (n+2, n+2, n+2), validated once here (copied, read-only); or the context-pruned
+        :class:`~dualdecomp.solvers.ngram.packed.PackedTrigram` (kept as is: the LM component's storage,
+        O(S·n) instead of O(n^3)).
     name : str, optional
         Base of the pulp names made by :meth:`to_ilp` (default ``"trigram"``; a free index is appended).
     """
@@ -313,21 +327,30 @@ class Trigram(PathComponent):
     ndim = 3
     potentials_name = "T"
     _solve = staticmethod(_solve_checked)
-    _lengths = staticmethod(_lengths_kernel)
+    _lengths = staticmethod(_lengths_packed)
 
     def __init__(self, T: Any, name: str = "trigram") -> None:
-        self._init(T, name)
+        self._dense: np.ndarray | None = None
+        if isinstance(T, PackedTrigram):
+            self.potentials = T
+        else:
+            Tv = np.array(as_potentials(T, 3, "T"), dtype=np.float64, order="C", copy=True)
+            Tv.flags.writeable = False
+            self._dense = Tv
+            self.potentials = PackedTrigram.from_dense(Tv)  # a view: no second copy
+        self.n = self.potentials.n
+        self.name = name
 
     @property
     def T(self) -> np.ndarray:
-        """The potentials (read-only)."""
-        return self.potentials
+        """The dense potentials (read-only; built on each call when the component holds a PackedTrigram)."""
+        return self._dense if self._dense is not None else self.potentials.dense()
 
     def best_given(self, keep: Any) -> float:
         """Own score (no u) of the unique trigram path with that yield; -inf if a transition is -inf."""
         kv = as_keep(keep, self.n)
         seq = np.concatenate(([0, 0], np.flatnonzero(kv) + 1, [self.n + 1]))
-        return float(np.sum(self.T[seq[:-2], seq[1:-1], seq[2:]]))
+        return float(np.sum(self.potentials.at(seq[:-2], seq[1:-1], seq[2:])))
 
     def to_ilp(self, problem: Any, keep_vars: list[Any], prefix: str | None = None) -> Any:
         """Add an exact flow formulation over pair states and return its objective (without u).

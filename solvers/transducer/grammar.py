@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import atomic_write_bytes
+from dualdecomp.core.model_files import atomic_write_bytes, read_gzip_capped, verify_file
 
 __all__ = ["NODE", "VAR", "WORD", "Frag", "Grammar", "GrammarConfig", "Rule", "format_frag", "load_grammar",
            "parse_frag", "save_grammar"]
@@ -350,8 +350,8 @@ def load_grammar(path: str | os.PathLike[str]) -> Grammar:
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
-        doc = json.loads((gzip.decompress(raw) if p.suffix == ".gz" else raw).decode("utf-8"))
+        raw = read_gzip_capped(p) if p.suffix == ".gz" else p.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{p}: grammar file not found") from exc
     except (OSError, EOFError, ValueError, RecursionError, zlib.error) as exc:  # zlib.error: bad deflate data
@@ -377,6 +377,7 @@ def load_grammar(path: str | os.PathLike[str]) -> Grammar:
     grammar = Grammar(config=config)
     for i, r in enumerate(rules_doc):
         grammar.add(_read_rule(r, f"{p}: rule {i}"))
+    verify_file(p)
     return grammar
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 import unicodedata
 
+from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
 
 
@@ -40,6 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--length-file", metavar="PATH", help="one length per line, aligned with the input lines")
     p.add_argument("--chars", type=int, metavar="N",
                    help="keep at most N characters (one space between kept tokens counted), exactly")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
+                   help=f"longest sentence compressed (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
+                        "error row (memory and time grow as n^3 or faster)")
     p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
     p.add_argument("--config", metavar="NAME",
                    help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm")
@@ -95,13 +99,17 @@ def _human(row: dict) -> str:
 
 def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.core.deadline import Deadline
     from dualdecomp.data.parsing import parse_text
 
     if spec.mode == "gold":
         raise InputError("--length gold needs --input with gold compressions")
+    deadline = Deadline.start(args.time_limit)  # covers parsing too
     sentence = parse_text(args.text)
+    if args.time_limit is not None:
+        deadline.check("parsing")
     length = spec.for_sentence(sentence.n, 0)[0]
-    comp = compressor.compress(sentence, length, args.chars, time_limit=args.time_limit)
+    comp = compressor.compress(sentence, length, args.chars, deadline=deadline)
     row = {"id": sentence.id, "text": args.text, "output": comp.text,
            **comp.to_json(timing=not args.deterministic, trace=args.trace)}
     print(json.dumps(row, ensure_ascii=False) if args.json else _human(row))
@@ -169,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--time-limit must be positive")
     if args.output:
         check_paths(args.input, args.output)  # before the model loads: refuse at once
-    compressor = Compressor(args.model, args.config)
+    compressor = Compressor(args.model, args.config, max_tokens=args.max_tokens)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
     return _compress_file(args, compressor, spec)

@@ -1,0 +1,183 @@
+"""Peak memory and time against sentence length for every shipped configuration (issue W2.5).
+
+For the default configuration (``config.json``) and each ``data/default_model/configs/*.json``, one
+sentence of n tokens (the tokens of ``written.dev.jsonl`` concatenated; parsed once, outside the
+measurement) is compressed at free length with ``--max-tokens`` raised to n, so the measurement is the
+real cost of the pipeline (potentials + decoding). For each (configuration, n):
+
+* ``"kind": "point"`` — ``seconds`` (wall clock of ``Compressor.compress``), ``peak_mb`` (the process'
+  peak resident set during that call, Linux ``VmHWM`` reset through ``/proc/self/clear_refs`` before it),
+  ``extra_mb`` (``peak_mb`` minus the resident set just before the call: what the sentence itself cost);
+* ``"kind": "fit"`` — per configuration, the growth exponents: least-squares slopes of log(seconds) and
+  log(extra_mb) against log(n) over the points with n >= ``--fit-from`` (a slope of 3 is cubic growth);
+* ``"kind": "lm_storage"`` — per n, the bytes of the LM's context-pruned potentials
+  (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`: distinct contexts S) against the dense
+  (n+2)^3 float64 tensor it replaces, and their ratio;
+* ``"kind": "bounded"`` — with the default ``--max-tokens`` (300), the cost of a 2,000-token line in a
+  batch (its error row, without parsing it): seconds and extra memory.
+
+A configuration stops growing n once one point takes more than ``--max-seconds`` (the sweep says so with
+``"stopped"``). Run ``python benchmarks/memory.py [--lengths 10 20 40 80 160 300] [--configs default
+lm-only ...] [--max-seconds 60]``; on a shared machine, run a reduced sweep and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+# Run as a script, this file's directory comes first on sys.path and would shadow the packages.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+if os.path.dirname(_HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(_HERE))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(_HERE).parent
+MODEL = ROOT / "data" / "default_model"
+
+
+def _status_mb(field: str) -> float:
+    """A ``/proc/self/status`` memory field (VmRSS, VmHWM) in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status (Linux only)")
+
+
+def _reset_peak() -> None:
+    """Reset the peak resident set (VmHWM) to the current one (Linux >= 4.0)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def _tokens(n: int) -> list[str]:
+    from dualdecomp.data.jsonl import read_corpus
+
+    items = read_corpus(ROOT / "data" / "corpora" / "written.dev.jsonl")
+    out: list[str] = []
+    while len(out) < n:
+        for it in items:
+            out.extend(it.text)
+            if len(out) >= n:
+                break
+    return out[:n]
+
+
+def _trim() -> None:
+    """Give freed heap memory back to the OS (glibc), so the next allocations show in the resident set."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
+
+
+def _measure(compressor, sentence) -> dict:
+    _trim()
+    _reset_peak()
+    before = _status_mb("VmRSS")
+    start = time.perf_counter()
+    comp = compressor.compress(sentence)
+    seconds = time.perf_counter() - start
+    peak = _status_mb("VmHWM")
+    return {"seconds": round(seconds, 4), "peak_mb": round(peak, 1), "extra_mb": round(peak - before, 1),
+            "certified": bool(comp.result.certified), "note": comp.note}
+
+
+def _slope(xs: list[float], ys: list[float]) -> float | None:
+    pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y > 0]
+    if len(pts) < 2:
+        return None
+    lx, ly = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return round(float(np.polyfit(lx, ly, 1)[0]), 2)
+
+
+def _bounded(compressor_cls, config: str | None) -> dict:
+    """A 2,000-token line in a batch under the default --max-tokens: its error row's cost."""
+    from dualdecomp.app.batch import BatchOptions, run_batch
+
+    comp = compressor_cls(MODEL, config)
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = Path(tmp) / "in.jsonl"
+        inp.write_text(json.dumps({"id": "long", "text": " ".join(_tokens(2000))}) + "\n")
+        _trim()
+        _reset_peak()
+        before = _status_mb("VmRSS")
+        start = time.perf_counter()
+        rows, _ = run_batch(inp, None, comp, BatchOptions(deterministic=True))
+        seconds = time.perf_counter() - start
+        peak = _status_mb("VmHWM")
+    return {"kind": "bounded", "config": config or "default", "n": 2000, "max_tokens": comp.max_tokens,
+            "seconds": round(seconds, 4), "extra_mb": round(peak - before, 1),
+            "error_row": "error" in rows[0]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 40, 80, 160, 300, 1000, 2000])
+    p.add_argument("--configs", nargs="+", default=None,
+                   help="'default' and names of configs/*.json (default: all shipped)")
+    p.add_argument("--max-seconds", type=float, default=60.0,
+                   help="stop growing n for a configuration after a point slower than this")
+    p.add_argument("--fit-from", type=int, default=20, help="smallest n used in the growth fit")
+    args = p.parse_args(argv)
+
+    from dualdecomp.app.compressor import Compressor
+    from dualdecomp.data.parsing import parse_tokens
+
+    names = args.configs or ["default", *sorted(q.stem for q in (MODEL / "configs").glob("*.json"))]
+    lengths = sorted(set(args.lengths))
+    parse_start = time.perf_counter()
+    sentences = {n: parse_tokens([_tokens(n)])[0] for n in lengths}
+    print(json.dumps({"kind": "setup", "configs": names, "lengths": lengths, "model": str(MODEL),
+                      "parse_seconds_all": round(time.perf_counter() - parse_start, 2),
+                      "baseline_rss_mb": round(_status_mb("VmRSS"), 1)}), flush=True)
+    from dualdecomp.models.lm.model import load_lm
+
+    lm = load_lm(MODEL / "lm.binary")
+    for n in lengths:
+        start = time.perf_counter()
+        packed = lm.trigram_rows(sentences[n].tokens)
+        dense = (n + 2) ** 3 * 8
+        print(json.dumps({"kind": "lm_storage", "n": n, "contexts": int(packed.rows.shape[0]),
+                          "packed_mb": round(packed.nbytes / 2 ** 20, 2),
+                          "dense_mb": round(dense / 2 ** 20, 2),
+                          "dense_over_packed": round(dense / packed.nbytes, 1),
+                          "seconds": round(time.perf_counter() - start, 4)}), flush=True)
+    for name in names:
+        config = None if name == "default" else name
+        xs, ts, ms = [], [], []
+        stopped = None
+        for n in lengths:
+            comp = Compressor(MODEL, config, max_tokens=n)
+            comp.compress(sentences[min(lengths)])  # compile the kernels outside the measurement
+            point = _measure(comp, sentences[n])
+            print(json.dumps({"kind": "point", "config": name, "n": n, **point}), flush=True)
+            xs.append(n)
+            ts.append(point["seconds"])
+            ms.append(point["extra_mb"])
+            if point["seconds"] > args.max_seconds:
+                stopped = f"stopped after n = {n} ({point['seconds']} s > --max-seconds {args.max_seconds})"
+                break
+        fit = [(x, t, m) for x, t, m in zip(xs, ts, ms, strict=True) if x >= args.fit_from]
+        print(json.dumps({"kind": "fit", "config": name, "from_n": args.fit_from,
+                          "to_n": max(xs), "time_exponent": _slope([f[0] for f in fit], [f[1] for f in fit]),
+                          "memory_exponent": _slope([f[0] for f in fit], [f[2] for f in fit]),
+                          "stopped": stopped}), flush=True)
+        print(json.dumps(_bounded(Compressor, config)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
