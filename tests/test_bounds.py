@@ -139,3 +139,28 @@ def test_cli_text_time_limit_is_exit_4_when_it_runs_out_before_decoding(capsys, 
     monkeypatch.setattr(dl, "monotonic", lambda: float(next(clock)))
     assert main(["compress", "--time-limit", "1", "a b c"]) == 4
     assert "ran out while parsing" in capsys.readouterr().err
+
+
+def test_out_of_memory_while_parsing_a_chunk_is_that_lines_error(monkeypatch, tmp_path):
+    """A MemoryError in spaCy's chunk parse: the chunk is parsed line by line and only the line that still
+    runs out of memory gets an error row; the batch goes on."""
+    from dualdecomp.app import batch
+    from dualdecomp.app.batch import BatchOptions, run_batch
+    from dualdecomp.app.compressor import Compressor
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "text": "Short line ."}\n{"id": "b", "text": "This one blows up ."}\n'
+                      '{"id": "c", "text": "Another short one ."}\n')
+    real = batch.parse_tokens
+
+    def fragile(token_lists, ids=None, **kwargs):
+        token_lists = [list(t) for t in token_lists]
+        if len(token_lists) > 1 or token_lists[0][1] == "one":
+            raise MemoryError
+        return real(token_lists, ids=ids, **kwargs)
+
+    monkeypatch.setattr(batch, "parse_tokens", fragile)
+    rows, summary = run_batch(source, tmp_path / "out.jsonl", Compressor(), BatchOptions(deterministic=True))
+    assert [("error" in r) for r in rows] == [False, True, False]
+    assert "out of memory parsing this line" in rows[1]["error"]
+    assert summary.failed == 1 and summary.exit_code == 4

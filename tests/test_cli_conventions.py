@@ -105,3 +105,24 @@ def test_split_needs_text_input(tiny_model, tmp_path, capsys):
     path.write_text('{"id": "1", "text": "A b ."}\n')
     assert main(["compress", "--model", str(tiny_model), "--input", str(path), "--split"]) == 2
     assert "--split needs plain-text input" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_cli_is_imported_exits_130(monkeypatch, capsys):
+    """The console script guards the CLI's own imports: a Ctrl-C there is 130 and one line, no traceback."""
+    import builtins
+
+    from dualdecomp.app import entry
+
+    real_import = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "dualdecomp.app.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    monkeypatch.delitem(sys.modules, "dualdecomp.app.cli", raising=False)
+    with pytest.raises(SystemExit) as info:
+        entry.main()
+    assert info.value.code == 130
+    assert capsys.readouterr().err.strip() == "dualdecomp: interrupted"

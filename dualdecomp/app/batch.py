@@ -408,6 +408,35 @@ def _stdout_writer(emit: Callable[[dict], None] | None, output_format: str) -> C
     return write
 
 
+def parse_chunk(todo: list[tuple[int, CorpusItem]]) -> tuple[dict[int, object], dict[int, str]]:
+    """Parse a chunk's items together; on a ``MemoryError`` parse them one by one, and an item that still
+    runs out of memory gets an error message instead of a sentence (its line's error row, not the batch's
+    end). Raw-text items keep their original spacing.
+
+    Returns
+    -------
+    sentences : dict
+        Item index → parsed ``Sentence``.
+    unparsed : dict
+        Item index → error message.
+    """
+    def parse(part):
+        parsed = parse_tokens([it.text for _, it in part], ids=[it.id for _, it in part])
+        return {i: s if it.spaces is None else dataclasses.replace(s, spaces=it.spaces)
+                for (i, it), s in zip(part, parsed, strict=True)}
+
+    try:
+        return parse(todo), {}
+    except MemoryError:
+        sentences, unparsed = {}, {}
+        for i, it in todo:
+            try:
+                sentences.update(parse([(i, it)]))
+            except MemoryError:
+                unparsed[i] = f"out of memory parsing this line ({len(it.text)} tokens)"
+        return sentences, unparsed
+
+
 def _process(session: BatchSession, compressor, options: BatchOptions, progress):
     """Compress the lines not reused, recording each row; returns the rows and the error codes."""
     items, done = session.items, session.done
@@ -417,15 +446,16 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
         chunk = list(enumerate(items[start:start + options.batch_size], start=start))
         todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)
                 and len(it.text) <= getattr(compressor, "max_tokens", len(it.text))]  # longer: not parsed
-        parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
-        sentences = {i: s if it.spaces is None else dataclasses.replace(s, spaces=it.spaces)
-                     for (i, it), s in zip(todo, parsed, strict=True)}
+        sentences, unparsed = parse_chunk(todo)
         for i, it in chunk:
             code = 0
             if i in done:
                 row = done[i]
             elif isinstance(it, dict):
                 row, code = it, InputError.exit_code
+            elif i in unparsed:
+                row = {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}
+                code = SolverError.exit_code
             else:
                 row, code = _compress(i, it, sentences.get(i), compressor, options)
             if "error" in row and options.on_error == "fail":

@@ -73,15 +73,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 4
 
 
-def entry_point() -> None:
-    """The console script: :func:`main`'s code, and 130 without a traceback for a Ctrl-C at any time."""
-    try:
-        code = main()
-    except KeyboardInterrupt:
-        print("dualdecomp: interrupted", file=sys.stderr)
-        code = 130
-    sys.exit(code)
-
-
 if __name__ == "__main__":  # pragma: no cover
-    entry_point()
+    sys.exit(main())

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
-from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_item
+from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_item, parse_chunk
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.jsonl import CorpusItem
-from dualdecomp.data.parsing import parse_tokens
 
 
 class CompressorPlugin(WorkerPlugin):
@@ -76,10 +74,10 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
     """
     compressor = get_worker().plugins[plugin].compressor
     todo = [(i, it) for i, it in chunk if len(it.text) <= compressor.max_tokens]  # longer: not parsed
-    parsed = parse_tokens([it.text for _, it in todo], ids=[it.id for _, it in todo])
-    sentences = {i: s if it.spaces is None else replace(s, spaces=it.spaces)
-                 for (i, it), s in zip(todo, parsed, strict=True)}
-    return [(i, *compress_item(i, it, sentences.get(i), compressor, options)) for i, it in chunk]
+    sentences, unparsed = parse_chunk(todo)
+    return [(i, {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}, SolverError.exit_code)
+            if i in unparsed else (i, *compress_item(i, it, sentences.get(i), compressor, options))
+            for i, it in chunk]
 
 
 def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
