@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-bench
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -33,6 +33,7 @@ demo: install
 	$(BIN)/dualdecomp compress --input data/examples.jsonl
 	$(BIN)/dualdecomp compress --input data/examples.jsonl --length 8
 	$(BIN)/dualdecomp compress "The Gilmer City Council on Tuesday plans to consider canceling its May council election."
+	$(BIN)/dualdecomp order --input tests/fixtures/ordering/demo.jsonl --timeout 2 --exact
 
 test: install
 	$(BIN)/ruff check .
@@ -83,3 +84,16 @@ evaluate-default: install
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info
+
+# Retrain the shipped word-ordering model (W2.3; README "Word ordering"): guided learning on the first
+# 1000 projective EWT train sentences of <= 20 words, 1 epoch, dev scores logged. Single-threaded.
+EWT ?= $(SHARED)/ud-english-ewt
+word-order-model: install
+	$(BIN)/dualdecomp order train --train $(EWT)/en_ewt-ud-train.conllu --dev $(EWT)/en_ewt-ud-dev.conllu \
+		--out data/word_order_model --epochs 1 --max-sentences 1000 --max-length 20 --train-chart-size 32 \
+		--train-expansions 300 --dev-sentences 30 --dev-expansions 500 --seed 0 --quiet
+
+# The word-ordering dev numbers of the README (Table-7 conditions, timeout curve, exact vs best-first).
+word-order-bench: install
+	$(BIN)/python benchmarks/word_order.py --model data/word_order_model --dev $(EWT)/en_ewt-ud-dev.conllu \
+		--sentences 100 --timeout 1 --curve 0.25 0.5 1 2 --curve-sentences 50 --exact-states 20000

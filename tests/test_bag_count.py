@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dualdecomp.core.errors import InputError, SolverError
-from solvers.bag_count import BagCount
+from dualdecomp.solvers.bag_count import BagCount
 
 
 def random_bag(seed: int, max_n: int = 7, neg_inf: bool = True, min_n: int = 0):

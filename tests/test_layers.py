@@ -38,6 +38,7 @@ def layer(module: str) -> int | None:
     """The layer index of a dualdecomp module (None for the API façades)."""
     if module in API:
         return None
+    assert not module.startswith("not-installed:"), f"{module[14:]}: import it as dualdecomp.{module[14:]}"
     part = module.split(".")[1]
     assert part in LAYERS, f"{module} is in no layer"
     return LAYERS.index(part)
@@ -62,6 +63,8 @@ def imports(path: Path, module: str) -> list[tuple[str, int, bool]]:
         for name in names:
             if name == "dualdecomp" or name.startswith("dualdecomp."):
                 out.append((name, node.lineno, id(node) in top))
+            elif name.split(".")[0] in ("solvers", "models", "data") and node.level == 0:
+                out.append(("not-installed:" + name, node.lineno, id(node) in top))
     return out
 
 

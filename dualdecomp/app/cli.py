@@ -28,7 +28,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.app.commands import compress, evaluate, lm, plot, t3, train
+    from dualdecomp.app.commands import compress, evaluate, lm, order, plot, t3, train
 
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dualdecomp {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (compress, train, evaluate, lm, t3, plot):
+    for module in (compress, train, evaluate, lm, t3, order, plot):
         module.add_parser(sub)
     return parser
 

@@ -1,0 +1,133 @@
+"""Word-ordering benchmark on a CoNLL-U dev file: one JSON line per measurement.
+
+Measurements (``--what``):
+
+* ``conditions``: the input conditions of Table 7 of Zhang & Clark (2015) — BLEU (sacrebleu), exact
+  match, words recovered, sentences/s — with best-first search (APPROXIMATE) at ``--timeout`` seconds.
+* ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7).
+* ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
+  how the best-first output compares with it under the same model (same score, lower score).
+
+Every line carries the peak resident memory of the process so far (``ru_maxrss``).
+
+Example::
+
+    python benchmarks/word_order.py --model data/word_order_model \\
+        --dev ../shared/data/ud-english-ewt/en_ewt-ud-dev.conllu --sentences 200 --timeout 1
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Run as a script, this directory comes first on sys.path and benchmarks/solvers.py would shadow the
+# ``solvers`` package: look in the repository root instead.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+if os.path.dirname(_HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(_HERE))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import resource  # noqa: E402
+import time  # noqa: E402
+
+from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score  # noqa: E402
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation  # noqa: E402
+from dualdecomp.models.ordering.model import load_model  # noqa: E402
+from dualdecomp.models.ordering.reading import read_conllu_examples  # noqa: E402
+from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result  # noqa: E402
+
+
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _emit(record: dict) -> None:
+    print(json.dumps({**record, "peak_rss_mb": _peak_mb()}), flush=True)
+
+
+def main() -> None:
+    """Run the chosen measurements and print JSON lines."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="data/word_order_model")
+    parser.add_argument("--dev", required=True)
+    parser.add_argument("--sentences", type=int, default=200, help="first N dev sentences")
+    parser.add_argument("--timeout", type=float, default=1.0)
+    parser.add_argument("--chart-size", type=int, default=32)
+    parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
+    parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
+    parser.add_argument("--curve-sentences", type=int, default=100)
+    parser.add_argument("--exact-states", type=int, default=100_000)
+    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact"),
+                        default=["conditions", "curve", "exact"])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    model = load_model(args.model)
+    dev = read_conllu_examples(args.dev, limit=max(args.sentences, args.curve_sentences))
+    base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size}
+
+    if "conditions" in args.what:
+        examples = dev[:args.sentences]
+        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
+        for condition in args.conditions:
+            scores, _ = evaluate(examples, lambda inp: best_first(model, inp, search), condition, args.seed)
+            _emit({**base, "measure": "condition", "condition": condition, "timeout": args.timeout,
+                   "method": "best-first (approximate)", **scores.as_json()})
+
+    if "curve" in args.what:
+        examples = dev[:args.curve_sentences]
+        for timeout in args.curve:
+            search = SearchConfig(chart_size=args.chart_size, timeout=timeout)
+            scores, _ = evaluate(examples, lambda inp, s=search: best_first(model, inp, s), "words",
+                                 args.seed)
+            _emit({**base, "measure": "timeout_curve", "condition": "words", "timeout": timeout,
+                   "method": "best-first (approximate)", **scores.as_json()})
+
+    if "exact" in args.what:
+        examples = dev[:args.sentences]
+        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
+        certified = same = lower = higher = 0
+        gaps = []
+        exact_results, first_results, exact_examples = [], [], []
+        dp_seconds = 0.0
+        for k, ex in enumerate(examples):
+            inp = ex.as_input(1.0, 1.0, args.seed + k)
+            start = time.perf_counter()
+            found = exact_linearisation(model, inp, ExactConfig(args.exact_states))
+            elapsed = time.perf_counter() - start
+            first = best_first(model, inp, search)
+            if not (found.certified and found.best is not None):
+                continue
+            dp_seconds += elapsed
+            certified += 1
+            optimum = found.best.scaled
+            if first.complete and math.isclose(first.score, optimum, rel_tol=0, abs_tol=1e-9):
+                same += 1
+            elif first.complete and first.score > optimum + 1e-9:
+                higher += 1  # impossible if the DP is exact; reported, never hidden
+            else:
+                lower += 1
+                if first.complete:
+                    gaps.append(optimum - first.score)
+            exact_results.append(goal_result(model.context(inp), found.best, found.states, elapsed,
+                                             method="exact DP", certified=True))
+            first_results.append(first)
+            exact_examples.append(ex)
+        exact_scores = score(exact_examples, exact_results, dp_seconds)
+        first_scores = score(exact_examples, first_results, sum(r.seconds for r in first_results))
+        _emit({**base, "measure": "exact_vs_best_first", "condition": "all", "sentences": len(examples),
+               "certified": certified, "certified_share": round(certified / max(1, len(examples)), 4),
+               "best_first_same_score": same, "best_first_lower_or_incomplete": lower,
+               "best_first_higher": higher,
+               "mean_scaled_gap_when_lower": round(sum(gaps) / len(gaps), 6) if gaps else 0.0,
+               "exact_on_certified": exact_scores.as_json(),
+               "best_first_on_certified": first_scores.as_json(), "timeout": args.timeout})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""``dualdecomp order``: syntax-based word ordering (Zhang & Clark 2015) — decode, ``train``, ``evaluate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.locations import word_order_model_dir
+
+DESCRIPTION = """\
+Order a bag of words into a sentence with a dependency tree (learning-guided best-first search of
+Zhang & Clark 2015, an APPROXIMATE decoder with a timeout). Input: --input FILE (.conllu: word order
+ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words": [...], "pos": [...],
+"heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
+With --exact, inputs with a complete tree and all POS tags are decoded by the exact DP, which certifies
+the model's optimum (certified: true); other inputs fall back to best-first search.
+Output: one JSON line per input.
+
+train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
+evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
+of Table 7 of the paper.
+"""
+
+
+def _default_model() -> Path:
+    return word_order_model_dir()
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``order`` command (decode by default; subcommands ``train`` and ``evaluate``).
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``ArgumentParser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``order`` parser.
+    """
+    parser = subparsers.add_parser("order", help="order a bag of words (syntax-based word ordering)",
+                                   description=DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=run, order_command=None)
+    _decode_options(parser)
+    parser.add_argument("--input", default=None, metavar="FILE", help="inputs (.conllu or .jsonl)")
+    parser.add_argument("--words", default=None, metavar="TEXT",
+                        help="a bag of words separated by spaces (instead of --input)")
+    sub = parser.add_subparsers(dest="order_command", metavar="{train,evaluate}")
+
+    train = sub.add_parser("train", help="train a word-order model (guided learning)")
+    train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
+    train.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (model selection)")
+    train.add_argument("--out", required=True, metavar="DIR", help="output model directory")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--max-sentences", type=int, default=None, metavar="N",
+                       help="train on the first N eligible sentences (default: all)")
+    train.add_argument("--max-length", type=int, default=25, metavar="L",
+                       help="train on sentences of at most L words (default: %(default)s)")
+    train.add_argument("--learner", choices=("scaled-mira", "perceptron"), default="scaled-mira")
+    train.add_argument("--train-expansions", type=int, default=400, metavar="K",
+                       help="pops per training sentence at most (default: %(default)s)")
+    train.add_argument("--train-chart-size", type=int, default=32)
+    train.add_argument("--hash-bits", type=int, default=20)
+    train.add_argument("--dev-sentences", type=int, default=100)
+    train.add_argument("--dev-expansions", type=int, default=2000)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--quiet", action="store_true", help="no progress bars")
+    train.set_defaults(func=run)
+
+    evaluate = sub.add_parser("evaluate", help="BLEU / exact match / words recovered on a treebank")
+    evaluate.add_argument("--data", required=True, metavar="CONLLU", help="gold treebank (e.g. EWT dev)")
+    evaluate.add_argument("--conditions", nargs="+", default=["words", "pos50", "pos100", "dep50", "dep100",
+                                                              "all"])
+    evaluate.add_argument("--sentences", type=int, default=None, metavar="N", help="first N sentences")
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--quiet", action="store_true")
+    _decode_options(evaluate)
+    evaluate.set_defaults(func=run)
+    return parser
+
+
+def _decode_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None, metavar="DIR",
+                        help="word-order model directory (default: the shipped data/word_order_model)")
+    parser.add_argument("--timeout", type=float, default=5.0,
+                        help="seconds per sentence of best-first search (default: %(default)s, as the paper)")
+    parser.add_argument("--max-expansions", type=int, default=None, metavar="K",
+                        help="also stop best-first search after K pops")
+    parser.add_argument("--chart-size", type=int, default=32, help="chart beam (default: %(default)s)")
+    parser.add_argument("--exact", action="store_true",
+                        help="decode full-tree inputs with the exact DP (certified)")
+    parser.add_argument("--exact-states", type=int, default=100_000,
+                        help="state limit of the exact DP before it gives up uncertified")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``order`` (decode), ``order train`` or ``order evaluate``; returns the exit code.
+
+    Raises
+    ------
+    InputError
+        Bad input or options.
+    ModelError
+        Missing or invalid model.
+    """
+    if args.order_command == "train":
+        return _train(args)
+    if args.order_command == "evaluate":
+        return _evaluate(args)
+    return _decode(args)
+
+
+def _decoder(args: argparse.Namespace):
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.models.ordering.exact import ExactConfig, decode
+    from dualdecomp.models.ordering.model import load_model
+    from dualdecomp.models.ordering.search import SearchConfig
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError("--timeout must be positive")
+    if args.chart_size < 1:
+        raise InputError("--chart-size must be at least 1")
+    model = load_model(args.model or _default_model())
+    search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
+                          max_expansions=args.max_expansions)
+    exact = ExactConfig(max_states=args.exact_states) if args.exact else None
+    return lambda inp: decode(model, inp, search, exact)
+
+
+def _decode(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.models.ordering.instance import OrderingInput
+    from dualdecomp.models.ordering.reading import read_inputs
+
+    if args.input is not None and args.words is not None:
+        raise InputError("give either --input FILE or --words TEXT, not both")
+    if args.input is not None:
+        inputs = read_inputs(args.input)
+    else:
+        words = (args.words or "").split()
+        if not words:
+            raise InputError("the bag of words is empty (give --words TEXT or --input FILE)")
+        inputs = [OrderingInput(tuple(words), (None,) * len(words), (None,) * len(words), "argv")]
+    decode = _decoder(args)
+    for inp in inputs:
+        result = decode(inp)
+        print(json.dumps({"id": inp.ident, **result.as_json()}, ensure_ascii=False), flush=True)
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.core.progress import progress_factory
+    from dualdecomp.models.ordering.reading import read_conllu_examples
+    from dualdecomp.models.ordering.train_run import RunConfig, train_model
+    from dualdecomp.models.ordering.training import TrainConfig
+
+    for name in ("epochs", "max_length", "train_expansions", "train_chart_size", "dev_sentences",
+                 "dev_expansions"):
+        if getattr(args, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1")
+    if not 10 <= args.hash_bits <= 26:
+        raise InputError("--hash-bits must be between 10 and 26")
+    train = read_conllu_examples(args.train)
+    dev = read_conllu_examples(args.dev)
+    config = RunConfig(epochs=args.epochs, max_sentences=args.max_sentences, max_length=args.max_length,
+                       hash_bits=args.hash_bits, dev_sentences=args.dev_sentences,
+                       dev_expansions=args.dev_expansions,
+                       train=TrainConfig(learner=args.learner, chart_size=args.train_chart_size,
+                                         max_expansions=args.train_expansions, seed=args.seed))
+    files = {"train_file": Path(args.train).name, "dev_file": Path(args.dev).name}
+
+    def save(model, meta):  # after every epoch: the model selected so far
+        meta["training"].update(files)
+        model.save(args.out, meta)
+
+    model, meta = train_model(train, dev, config, log=lambda r: print(json.dumps(r), flush=True),
+                              progress_factory=progress_factory(args.quiet), checkpoint=save)
+    save(model, meta)
+    print(json.dumps({"saved": str(args.out), "selected_epoch": meta["training"]["selected_epoch"],
+                      "nonzero_weights": meta["training"]["nonzero_weights"]}))
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.core.progress import progress_factory
+    from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate
+    from dualdecomp.models.ordering.reading import read_conllu_examples
+
+    for c in args.conditions:
+        if c not in CONDITIONS:
+            raise InputError(f"unknown condition {c!r} (choose from {', '.join(CONDITIONS)})")
+    examples = read_conllu_examples(args.data, limit=args.sentences)
+    decode = _decoder(args)
+    make = progress_factory(args.quiet)
+    for c in args.conditions:
+        scores, results = evaluate(examples, decode, c, seed=args.seed, progress=make(len(examples), c))
+        method = "exact DP where certified, else best-first" if args.exact else "best-first (approximate)"
+        print(json.dumps({"condition": c, "method": method, "timeout": args.timeout,
+                          "certified": sum(r.certified for r in results), **scores.as_json()}), flush=True)
+    return 0

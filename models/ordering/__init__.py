@@ -1,0 +1,1 @@
+"""Syntax-based word ordering (Zhang & Clark 2015, dependency system): input, features, search, training."""

@@ -1,0 +1,192 @@
+"""Edges (hypotheses) of dependency-based word ordering and the sentence context they are built in.
+
+An edge is an ordered phrase with a projective dependency tree over it (§4.2 of the paper). Edges are
+built bottom-up: a leaf is one word with one POS tag; two edges with disjoint words are concatenated and
+the head of one becomes a dependent of the head of the other. To remove spurious ambiguity (several
+derivations of one ordered tree) a head takes its dependents inside-out, all right dependents before
+any left dependent; every projective ordered tree still has exactly one derivation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dualdecomp.core.hashing import atom
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+
+NONE_ATOM = 0
+"""Atom of a missing word or tag (a sentence boundary, no sibling, no dependent)."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything about one input the features and constraints need.
+
+    Attributes
+    ----------
+    words : tuple of str
+    word_atoms : tuple of int
+        Stable 64-bit atom of each word.
+    tag_names : tuple of str
+        The tag set of the model (tag ids index it).
+    tag_atoms : tuple of int
+        Atom of each tag id.
+    leaf_tags : tuple of tuple of int
+        Tag ids each word may take (the given tag, else the tag dictionary's).
+    given_head : tuple of (int or None)
+        Given head of each word (``ROOT`` = -1, ``None`` = free).
+    kids_mask : tuple of int
+        Bit mask of the words whose given head each word is.
+    full : int
+        Bit mask of all words.
+    """
+
+    words: tuple[str, ...]
+    word_atoms: tuple[int, ...]
+    tag_names: tuple[str, ...]
+    tag_atoms: tuple[int, ...]
+    leaf_tags: tuple[tuple[int, ...], ...]
+    given_head: tuple[int | None, ...]
+    kids_mask: tuple[int, ...]
+    full: int
+
+    @property
+    def n(self) -> int:
+        """Number of words."""
+        return len(self.words)
+
+
+def make_context(inp: OrderingInput, tag_names: tuple[str, ...], tag_index: dict[str, int],
+                 dictionary_tags) -> Context:
+    """Build the context of an input.
+
+    Parameters
+    ----------
+    inp : OrderingInput
+    tag_names : tuple of str
+        The model's tag set.
+    tag_index : dict
+        Tag name → tag id (a given tag unknown to the model gets a new id appended to ``tag_names``).
+    dictionary_tags : callable
+        ``word -> tuple of tag ids`` for words without a given tag.
+
+    Returns
+    -------
+    Context
+    """
+    names = list(tag_names)
+    index = dict(tag_index)
+    leaf_tags = []
+    for word, tag in zip(inp.words, inp.pos, strict=True):
+        if tag is None:
+            leaf_tags.append(tuple(dictionary_tags(word)))
+        else:
+            if tag not in index:
+                index[tag] = len(names)
+                names.append(tag)
+            leaf_tags.append((index[tag],))
+    kids = [0] * len(inp.words)
+    for m, h in enumerate(inp.heads):
+        if h is not None and h != ROOT:
+            kids[h] |= 1 << m
+    return Context(words=inp.words, word_atoms=tuple(atom("w:" + w) for w in inp.words),
+                   tag_names=tuple(names), tag_atoms=tuple(atom("p:" + t) for t in names),
+                   leaf_tags=tuple(leaf_tags), given_head=inp.heads, kids_mask=tuple(kids),
+                   full=(1 << len(inp.words)) - 1)
+
+
+class Edge:
+    """A hypothesis: an ordered phrase with its dependency tree (mutable only in ``score``).
+
+    Attributes
+    ----------
+    mask : int
+        Bit mask of the input words covered.
+    words : tuple of int
+        Word indices in surface order.
+    tags : tuple of int
+        Tag id of each word of ``words``.
+    head, head_pos, head_tag : int
+        The head word, its position in ``words`` and its tag id.
+    left, right : tuple of (int, int)
+        (word, tag id) of the head's left / right dependents in attachment order (inside-out).
+    size : int
+        Number of actions that built the edge (2k - 1 for k words): the divisor of the scaled score.
+    local : numpy.ndarray
+        Feature indices of the top action.
+    phi : numpy.ndarray or None
+        Feature indices of every action of the edge (with repetition): the feature vector (None in
+        decoding, where only the trainer's updates would need it).
+    kids : tuple or None
+        ``(head_edge, dependent_edge, dependent_on_right)`` or ``None`` for a leaf.
+    gold : bool
+        Whether the edge is a sub-structure of the gold tree (training only).
+    score : float
+        The unscaled score F(e) = phi . theta (kept current by the trainer).
+    """
+
+    __slots__ = ("mask", "words", "tags", "head", "head_pos", "head_tag", "left", "right", "size",
+                 "local", "phi", "kids", "gold", "score")
+
+    def __init__(self, mask, words, tags, head, head_pos, head_tag, left, right, size, local, phi, kids,
+                 gold, score):
+        self.mask = mask
+        self.words = words
+        self.tags = tags
+        self.head = head
+        self.head_pos = head_pos
+        self.head_tag = head_tag
+        self.left = left
+        self.right = right
+        self.size = size
+        self.local = local
+        self.phi = phi
+        self.kids = kids
+        self.gold = gold
+        self.score = score
+
+    @property
+    def scaled(self) -> float:
+        """The scaled score F(e) / |e| that orders the agenda (§3.3)."""
+        return self.score / self.size
+
+    def arcs(self) -> dict[int, int]:
+        """Head of every word of the edge (the edge's head maps to ``ROOT``)."""
+        out = {self.head: ROOT}
+        stack = [self]
+        while stack:
+            e = stack.pop()
+            if e.kids is not None:
+                h, m, _ = e.kids
+                out[m.head] = h.head
+                stack.append(h)
+                stack.append(m)
+        return out
+
+
+def can_attach(ctx: Context, head: Edge, dep: Edge, right: bool) -> bool:
+    """Whether ``dep``'s head may become a dependent of ``head``'s head on the given side.
+
+    The rules: disjoint words; canonical order (no right dependent after a left one); the dependent's
+    given head, if any, is the head; the dependent's given dependents are all inside it (it is
+    complete once attached); the new head's given head is not inside the new edge.
+    """
+    if head.mask & dep.mask:
+        return False
+    if right and head.left:
+        return False
+    m = dep.head
+    g = ctx.given_head[m]
+    if g is not None and g != head.head:
+        return False
+    if ctx.kids_mask[m] & ~dep.mask:
+        return False
+    gh = ctx.given_head[head.head]
+    return not (gh is not None and gh != ROOT and (head.mask | dep.mask) >> gh & 1)
+
+
+def empty_phi() -> np.ndarray:
+    """An empty feature-index array."""
+    return np.zeros(0, dtype=np.int64)

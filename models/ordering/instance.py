@@ -1,0 +1,171 @@
+"""The input of word ordering (a bag of words with optional POS and heads) and its validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dualdecomp.core.errors import InputError
+
+ROOT = -1
+"""Head value of the root word (0-based indices; CoNLL-U head 0 becomes -1)."""
+
+
+@dataclass(frozen=True)
+class OrderingInput:
+    """A bag of words to order, with optional hard constraints.
+
+    Attributes
+    ----------
+    words : tuple of str
+        The bag (its order carries no information for the decoder).
+    pos : tuple of (str or None)
+        Given POS tag of each word, ``None`` where not given.
+    heads : tuple of (int or None)
+        Given head of each word as a 0-based index into ``words``, ``ROOT`` (-1) for the root, ``None``
+        where not given.
+    ident : str
+        An identifier (sentence id) for reports.
+    """
+
+    words: tuple[str, ...]
+    pos: tuple[str | None, ...]
+    heads: tuple[int | None, ...]
+    ident: str = ""
+
+    def __post_init__(self) -> None:
+        validate(self.words, self.pos, self.heads, self.ident)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def full_tree(self) -> bool:
+        """Whether every head and every POS tag is given (the tree-linearisation condition)."""
+        return all(h is not None for h in self.heads) and all(p is not None for p in self.pos)
+
+    def given_children(self) -> tuple[tuple[int, ...], ...]:
+        """For each word, the words whose given head it is."""
+        kids: list[list[int]] = [[] for _ in self.words]
+        for m, h in enumerate(self.heads):
+            if h is not None and h != ROOT:
+                kids[h].append(m)
+        return tuple(tuple(k) for k in kids)
+
+
+@dataclass(frozen=True)
+class OrderingExample:
+    """A gold sentence: the words in their original order with their POS and dependency tree.
+
+    Attributes
+    ----------
+    words : tuple of str
+        The sentence in its original order (the reference).
+    pos : tuple of str
+        Gold POS of each word.
+    heads : tuple of int
+        Gold head of each word (0-based, ``ROOT`` for the root); a tree.
+    ident : str
+        Sentence id.
+    """
+
+    words: tuple[str, ...]
+    pos: tuple[str, ...]
+    heads: tuple[int, ...]
+    ident: str = ""
+
+    def __post_init__(self) -> None:
+        validate(self.words, self.pos, self.heads, self.ident)
+        if any(p is None for p in self.pos) or any(h is None for h in self.heads):
+            raise InputError(f"sentence {self.ident or '?'}: a gold example needs every POS tag and head")
+        if sum(1 for h in self.heads if h == ROOT) != 1:
+            raise InputError(f"sentence {self.ident or '?'}: a gold tree needs exactly one root")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def as_input(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0) -> OrderingInput:
+        """The bag of this sentence with a random share of gold POS tags and heads given (Table 7 inputs).
+
+        Parameters
+        ----------
+        pos_share, dep_share : float
+            Share (0 to 1) of the words whose gold POS tag / gold head is given; the words are sampled
+            independently for POS and heads, ``round(share * n)`` of each.
+        seed : int
+            Seed of the sampling (and of the shuffle of the bag).
+
+        Returns
+        -------
+        OrderingInput
+            The words shuffled (so nothing can use the original order), with the constraints remapped.
+        """
+        n = len(self.words)
+        rng = np.random.default_rng(seed)
+        perm = rng.permutation(n)  # new position k holds old word perm[k]
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[perm] = np.arange(n)
+        pos_given = set(rng.choice(n, size=round(pos_share * n), replace=False).tolist())
+        dep_given = set(rng.choice(n, size=round(dep_share * n), replace=False).tolist())
+        words = tuple(self.words[int(old)] for old in perm)
+        pos = tuple(self.pos[int(old)] if int(old) in pos_given else None for old in perm)
+        heads = tuple(
+            (ROOT if self.heads[int(old)] == ROOT else int(inverse[self.heads[int(old)]]))
+            if int(old) in dep_given else None for old in perm)
+        return OrderingInput(words, pos, heads, self.ident)
+
+    def identity_input(self) -> OrderingInput:
+        """The bag in its original order with no constraints (for training, where the order is gold)."""
+        return OrderingInput(self.words, (None,) * len(self.words), (None,) * len(self.words), self.ident)
+
+
+def validate(words, pos, heads, ident: str = "") -> None:
+    """Check a bag with constraints; raise ``InputError`` with one clear line if it is invalid.
+
+    Parameters
+    ----------
+    words : sequence of str
+    pos : sequence of (str or None)
+    heads : sequence of (int or None)
+        0-based heads, ``ROOT`` for the root, ``None`` for unknown.
+    ident : str
+        Sentence id used in the message.
+
+    Raises
+    ------
+    InputError
+        Empty bag, empty words, length mismatch, head out of range, a word its own head, more than one
+        given root, or a cycle among the given heads.
+    """
+    where = f"sentence {ident}" if ident else "input"
+    n = len(words)
+    if n == 0:
+        raise InputError(f"{where}: the bag of words is empty")
+    if len(pos) != n or len(heads) != n:
+        raise InputError(f"{where}: {n} words but {len(pos)} POS tags and {len(heads)} heads")
+    for k, w in enumerate(words):
+        if not isinstance(w, str) or not w.strip() or any(c.isspace() for c in w):
+            raise InputError(f"{where}: word {k + 1} is empty or contains white space: {w!r}")
+    for k, p in enumerate(pos):
+        if p is not None and (not isinstance(p, str) or not p.strip()):
+            raise InputError(f"{where}: POS of word {k + 1} is not a tag: {p!r}")
+    roots = 0
+    for k, h in enumerate(heads):
+        if h is None:
+            continue
+        if isinstance(h, bool) or not isinstance(h, int | np.integer) or not (ROOT <= h < n):
+            raise InputError(f"{where}: head of word {k + 1} is out of range: {h!r} (n = {n})")
+        if h == k:
+            raise InputError(f"{where}: word {k + 1} is given as its own head")
+        roots += h == ROOT
+    if roots > 1:
+        raise InputError(f"{where}: {roots} words are given as the root; at most one can be")
+    for start in range(n):  # follow given heads; a repeat means a cycle
+        seen = set()
+        k: int | None = start
+        while k is not None and k != ROOT:
+            if k in seen:
+                raise InputError(f"{where}: the given heads contain a cycle through word {k + 1}")
+            seen.add(k)
+            k = heads[k]

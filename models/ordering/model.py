@@ -1,0 +1,214 @@
+"""The scaled linear model of word ordering: hashed weights, the tag dictionary, edge building, save/load.
+
+Saved as a directory with ``model.json`` (tag set, tag dictionary, settings, provenance) and
+``weights.npz`` (the non-zero weights: indices and float64 values); never pickle.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.ordering.edge import Context, Edge, make_context
+from dualdecomp.models.ordering.features import attach_features, leaf_features
+from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
+
+FORMAT = "dualdecomp-word-order/1"
+
+
+@dataclass(frozen=True)
+class OrderingModel:
+    """Weights and lexicon of the dependency-based ordering model.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        float64 of shape ``(2**hash_bits,)`` (the trainer updates it in place).
+    tag_names : tuple of str
+        The tag set (tag id = position).
+    word_tags : dict
+        Word → tuple of tag ids it may take (the tag dictionary, §4.3).
+    open_tags : tuple of int
+        Tags tried for a word missing from the dictionary.
+    hash_bits : int
+    meta : dict
+        Provenance (training data, learner, epochs, dev scores).
+    """
+
+    weights: np.ndarray
+    tag_names: tuple[str, ...]
+    word_tags: dict[str, tuple[int, ...]]
+    open_tags: tuple[int, ...]
+    hash_bits: int
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def mask(self) -> int:
+        """``2**hash_bits - 1``."""
+        return (1 << self.hash_bits) - 1
+
+    @property
+    def tag_index(self) -> dict[str, int]:
+        """Tag name → id."""
+        return {t: k for k, t in enumerate(self.tag_names)}
+
+    def dictionary_tags(self, word: str) -> tuple[int, ...]:
+        """Tags a word without a given tag may take."""
+        tags = self.word_tags.get(word)
+        if tags is None:
+            tags = self.word_tags.get(word.lower(), self.open_tags)
+        return tags
+
+    def context(self, inp: OrderingInput) -> Context:
+        """The feature/constraint context of an input."""
+        return make_context(inp, self.tag_names, self.tag_index, self.dictionary_tags)
+
+    # --- edges ---------------------------------------------------------------------------------
+
+    def leaves(self, ctx: Context, gold_tags: tuple[int, ...] | None = None) -> list[Edge]:
+        """Every leaf edge: each word with each tag it may take (``gold`` set when ``gold_tags`` given)."""
+        out = []
+        w = self.weights
+        for k in range(ctx.n):
+            for tag in ctx.leaf_tags[k]:
+                local = leaf_features(ctx, k, tag, self.mask)
+                out.append(Edge(1 << k, (k,), (tag,), k, 0, tag, (), (), 1, local, local, None,
+                                gold_tags is not None and gold_tags[k] == tag, float(w[local].sum())))
+        return out
+
+    def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
+        """F of the edge that attaching would build, from the current scores of its two parts."""
+        local = attach_features(ctx, head, dep, right, self.mask)
+        return head.score + dep.score + float(self.weights[local].sum())
+
+    def attach(self, ctx: Context, head: Edge, dep: Edge, right: bool, gold: bool = False,
+               with_phi: bool = True) -> Edge:
+        """Build the edge of attaching ``dep``'s head to ``head``'s head (``can_attach`` must hold).
+
+        ``with_phi=False`` (decoding) skips the full feature vector ``phi`` (set to None), which only
+        the trainer needs; ``feature_vector`` rebuilds it from the ``local`` arrays.
+        """
+        local = attach_features(ctx, head, dep, right, self.mask)
+        new = (dep.head, dep.head_tag)
+        if right:
+            words, tags = head.words + dep.words, head.tags + dep.tags
+            hpos, left, rights = head.head_pos, head.left, head.right + (new,)
+        else:
+            words, tags = dep.words + head.words, dep.tags + head.tags
+            hpos, left, rights = head.head_pos + len(dep.words), head.left + (new,), head.right
+        phi = np.concatenate((head.phi, dep.phi, local)) if with_phi else None
+        score = head.score + dep.score + float(self.weights[local].sum())
+        return Edge(head.mask | dep.mask, words, tags, head.head, hpos, head.head_tag, left, rights,
+                    head.size + dep.size + 1, local, phi, (head, dep, right), gold, score)
+
+    def feature_vector(self, edge: Edge) -> np.ndarray:
+        """All feature indices of an edge (its actions' ``local`` arrays), whether or not it kept ``phi``."""
+        parts, stack = [], [edge]
+        while stack:
+            e = stack.pop()
+            parts.append(e.local)
+            if e.kids is not None:
+                stack.append(e.kids[0])
+                stack.append(e.kids[1])
+        return np.concatenate(parts)
+
+    def rescore(self, edge: Edge) -> None:
+        """Recompute F(e) = phi(e) . theta in place (after a weight update)."""
+        edge.score = float(self.weights[edge.phi].sum())
+
+    # --- persistence ---------------------------------------------------------------------------
+
+    def save(self, directory: str | Path, meta: dict | None = None) -> None:
+        """Write ``model.json`` and ``weights.npz`` into ``directory`` (created if missing)."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        nonzero = np.flatnonzero(self.weights)
+        np.savez_compressed(out / "weights.npz", index=nonzero.astype(np.int64),
+                            value=self.weights[nonzero].astype(np.float64))
+        doc = {"format": FORMAT, "hash_bits": self.hash_bits, "tag_names": list(self.tag_names),
+               "open_tags": [self.tag_names[t] for t in self.open_tags],
+               "word_tags": {w: [self.tag_names[t] for t in tags]
+                             for w, tags in sorted(self.word_tags.items())},
+               "meta": {**self.meta, **(meta or {})}}
+        text = json.dumps(doc, ensure_ascii=False, indent=0) + "\n"
+        (out / "model.json").write_text(text, encoding="utf-8")
+
+
+def load_model(directory: str | Path) -> OrderingModel:
+    """Load a model saved by :meth:`OrderingModel.save`.
+
+    Raises
+    ------
+    ModelError
+        Missing or invalid files.
+    """
+    path = Path(directory)
+    try:
+        doc = json.loads((path / "model.json").read_text(encoding="utf-8"))
+        arrays = np.load(path / "weights.npz")
+        index, value = arrays["index"], arrays["value"]
+    except FileNotFoundError as exc:
+        raise ModelError(f"word-order model not found: {exc.filename}") from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"word-order model in {path} is unreadable: {exc}") from None
+    if doc.get("format") != FORMAT:
+        raise ModelError(f"{path / 'model.json'}: not a word-order model (format {doc.get('format')!r})")
+    bits = int(doc["hash_bits"])
+    weights = np.zeros(1 << bits, dtype=np.float64)
+    if index.size and (index.min() < 0 or index.max() >= weights.size):
+        raise ModelError(f"{path / 'weights.npz'}: weight index out of range for {bits} hash bits")
+    weights[index] = value
+    names = tuple(doc["tag_names"])
+    tag_id = {t: k for k, t in enumerate(names)}
+    return OrderingModel(weights=weights, tag_names=names,
+                         word_tags={w: tuple(tag_id[t] for t in tags)
+                                    for w, tags in doc["word_tags"].items()},
+                         open_tags=tuple(tag_id[t] for t in doc["open_tags"]), hash_bits=bits,
+                         meta=doc.get("meta", {}))
+
+
+def new_model(examples: list[OrderingExample], hash_bits: int = 20, min_share: float = 0.05,
+              open_share: float = 0.02) -> OrderingModel:
+    """A zero-weight model with the tag dictionary of the training sentences.
+
+    Parameters
+    ----------
+    examples : list of OrderingExample
+    hash_bits : int
+        log2 of the number of weights.
+    min_share : float
+        A word may take a tag that is at least this share of its training occurrences.
+    open_share : float
+        Tags of unknown words: those that are at least this share of the tags of words seen once.
+
+    Returns
+    -------
+    OrderingModel
+    """
+    counts: dict[str, Counter] = {}
+    tags: Counter = Counter()
+    for ex in examples:
+        for w, p in zip(ex.words, ex.pos, strict=True):
+            counts.setdefault(w, Counter())[p] += 1
+            tags[p] += 1
+    names = tuple(sorted(tags))
+    tag_id = {t: k for k, t in enumerate(names)}
+    word_tags = {}
+    hapax: Counter = Counter()
+    for w, c in counts.items():
+        total = sum(c.values())
+        word_tags[w] = tuple(sorted(tag_id[t] for t, k in c.items() if k >= min_share * total))
+        if total == 1:
+            hapax.update(c)
+    hapax_total = sum(hapax.values()) or 1
+    open_tags = tuple(sorted(tag_id[t] for t, k in hapax.items() if k >= open_share * hapax_total))
+    return OrderingModel(weights=np.zeros(1 << hash_bits, dtype=np.float64), tag_names=names,
+                         word_tags=word_tags, open_tags=open_tags or tuple(range(len(names))),
+                         hash_bits=hash_bits)
+
+

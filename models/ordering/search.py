@@ -1,0 +1,225 @@
+"""Best-first search over dependency edges (Algorithm 4 of the paper) — an APPROXIMATE decoder.
+
+An agenda (priority queue on the scaled score F(e)/|e|) and a chart (a single beam of accepted edges).
+The top edge is popped; if it covers every word it is the output; otherwise it is combined with every
+chart edge in the four ways (either order, either head) that the constraints allow, the new edges go on
+the agenda, and the popped edge enters the chart (the lowest-scored chart edge drops out when the beam
+is full). The search stops at the first goal edge, so it does not certify that the output is the
+model's best: only ``dualdecomp.solvers.ordering`` (through ``dualdecomp.models.ordering.exact``) certifies.
+
+Timeout rule (§3.4 of the paper): when the time limit (or expansion limit) is reached first, the chart
+edges are sorted by number of words (ties: higher scaled score first); the largest is the current
+output, and each following edge that shares no word with it is concatenated to its right. Words in no
+chosen edge are missing from the output (``recovered`` < 1). In the output tree each fragment root
+takes its given head when that word is in the output and no cycle results, else it is attached to the
+root of the first fragment.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dualdecomp.models.ordering.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.models.ordering.model import OrderingModel
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Settings of the best-first search.
+
+    Attributes
+    ----------
+    chart_size : int or None
+        Beam size of the chart (``None``: unbounded).
+    timeout : float or None
+        Seconds per sentence (the paper uses 5); ``None``: no time limit.
+    max_expansions : int or None
+        Limit on popped edges (deterministic alternative to the timeout); ``None``: no limit.
+    exhaustive : bool
+        Do not stop at the first goal: run until the agenda is empty and return the best goal popped
+        (for tests on tiny inputs only).
+    """
+
+    chart_size: int | None = 32
+    timeout: float | None = 5.0
+    max_expansions: int | None = None
+    exhaustive: bool = False
+
+
+@dataclass(frozen=True)
+class OrderingResult:
+    """An ordered sentence with its dependency tree.
+
+    Attributes
+    ----------
+    order : tuple of int
+        Input word indices in output order (all of them iff ``complete``).
+    words, pos : tuple of str
+        The output words and their tags.
+    heads : tuple of int
+        CoNLL-U style heads of the output words: 1-based output positions, 0 for the root.
+    complete : bool
+        A goal edge (every word, one tree) was found; False after the timeout rule.
+    score : float
+        Scaled model score F(e)/|e| of the goal edge (NaN when incomplete).
+    recovered : float
+        Share of the input words present in the output.
+    expansions : int
+        Edges popped from the agenda (or DP states, for the exact decoder).
+    seconds : float
+    method : str
+        ``"best-first (approximate)"`` or ``"exact DP"``.
+    certified : bool
+        True only for the exact decoder when it proved the output optimal under the model.
+    """
+
+    order: tuple[int, ...]
+    words: tuple[str, ...]
+    pos: tuple[str, ...]
+    heads: tuple[int, ...]
+    complete: bool
+    score: float
+    recovered: float
+    expansions: int
+    seconds: float
+    method: str = "best-first (approximate)"
+    certified: bool = False
+
+    def as_json(self) -> dict:
+        """A JSON-ready dict."""
+        return {"text": " ".join(self.words), "words": list(self.words), "pos": list(self.pos),
+                "heads": list(self.heads), "order": [k + 1 for k in self.order], "complete": self.complete,
+                "score": None if self.score != self.score else self.score, "recovered": self.recovered,
+                "expansions": self.expansions, "seconds": round(self.seconds, 4), "method": self.method,
+                "certified": self.certified}
+
+
+def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]):
+    """Yield ``(F, head, dep, right)`` for every edge buildable from ``edge`` and a chart edge."""
+    for other in chart:
+        if other.mask & edge.mask:
+            continue
+        for head, dep in ((edge, other), (other, edge)):
+            for right in (True, False):
+                if can_attach(ctx, head, dep, right):
+                    yield model.attach_score(ctx, head, dep, right), head, dep, right
+
+
+def add_to_chart(chart: list[Edge], edge: Edge, size: int | None) -> Edge | None:
+    """Insert into the beam; return the edge that dropped out (lowest scaled score) or None."""
+    chart.append(edge)
+    if size is not None and len(chart) > size:
+        worst = min(range(len(chart)), key=lambda k: chart[k].scaled)
+        return chart.pop(worst)
+    return None
+
+
+def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = SearchConfig(),
+               clock: Callable[[], float] = time.perf_counter) -> OrderingResult:
+    """Order a bag of words by best-first search (approximate; see the module docstring).
+
+    Parameters
+    ----------
+    model : OrderingModel
+    inp : OrderingInput
+        The bag with its hard constraints (given POS tags and heads).
+    config : SearchConfig
+    clock : callable
+        Time source (seconds).
+
+    Returns
+    -------
+    OrderingResult
+        ``certified`` is always False.
+    """
+    start = clock()
+    ctx = model.context(inp)
+    agenda: list = []
+    seq = 0
+    for leaf in model.leaves(ctx):
+        agenda.append((-leaf.scaled, seq, leaf, None, None, False))
+        seq += 1
+    heapq.heapify(agenda)
+    chart: list[Edge] = []
+    expansions = 0
+    best: Edge | None = None
+    while agenda:
+        if config.timeout is not None and clock() - start > config.timeout:
+            break
+        if config.max_expansions is not None and expansions >= config.max_expansions:
+            break
+        _, _, edge, head, dep, right = heapq.heappop(agenda)
+        if edge is None:
+            edge = model.attach(ctx, head, dep, right, with_phi=False)
+        expansions += 1
+        if edge.mask == ctx.full:
+            if best is None or edge.scaled > best.scaled:
+                best = edge
+            if not config.exhaustive:
+                break
+            continue
+        for score, h, d, r in expand(model, ctx, edge, chart):
+            size = h.size + d.size + 1
+            heapq.heappush(agenda, (-score / size, seq, None, h, d, r))
+            seq += 1
+        add_to_chart(chart, edge, config.chart_size)
+    seconds = clock() - start
+    if best is not None:
+        return goal_result(ctx, best, expansions, seconds)
+    return joined_result(ctx, chart, expansions, seconds)
+
+
+def goal_result(ctx: Context, edge: Edge, expansions: int, seconds: float,
+                method: str = "best-first (approximate)", certified: bool = False) -> OrderingResult:
+    """The result of a goal edge."""
+    arcs = edge.arcs()
+    position = {w: k for k, w in enumerate(edge.words)}
+    heads = tuple(0 if arcs[w] == ROOT else position[arcs[w]] + 1 for w in edge.words)
+    return OrderingResult(order=edge.words, words=tuple(ctx.words[w] for w in edge.words),
+                          pos=tuple(ctx.tag_names[t] for t in edge.tags), heads=heads, complete=True,
+                          score=edge.scaled, recovered=1.0, expansions=expansions, seconds=seconds,
+                          method=method, certified=certified)
+
+
+def joined_result(ctx: Context, chart: list[Edge], expansions: int, seconds: float) -> OrderingResult:
+    """The timeout rule: greedily concatenate the largest chart edges (module docstring)."""
+    fragments: list[Edge] = []
+    used = 0
+    for edge in sorted(chart, key=lambda e: (-len(e.words), -e.scaled)):
+        if edge.mask & used == 0:
+            fragments.append(edge)
+            used |= edge.mask
+    order = tuple(w for f in fragments for w in f.words)
+    tags = tuple(t for f in fragments for t in f.tags)
+    arcs: dict[int, int] = {}
+    for f in fragments:
+        arcs.update(f.arcs())
+    main = fragments[0].head if fragments else None
+    for f in fragments[1:]:
+        given = ctx.given_head[f.head]
+        arcs[f.head] = main
+        if given is not None and given != ROOT and used >> given & 1:
+            arcs[f.head] = given
+            if _has_cycle(arcs, f.head):
+                arcs[f.head] = main
+    position = {w: k for k, w in enumerate(order)}
+    heads = tuple(0 if arcs[w] == ROOT else position[arcs[w]] + 1 for w in order)
+    return OrderingResult(order=order, words=tuple(ctx.words[w] for w in order),
+                          pos=tuple(ctx.tag_names[t] for t in tags), heads=heads, complete=False,
+                          score=float("nan"), recovered=len(order) / ctx.n, expansions=expansions,
+                          seconds=seconds)
+
+
+def _has_cycle(arcs: dict[int, int], start: int) -> bool:
+    seen = set()
+    k = start
+    while k != ROOT:
+        if k in seen:
+            return True
+        seen.add(k)
+        k = arcs[k]
+    return False

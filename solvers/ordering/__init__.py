@@ -1,0 +1,1 @@
+"""Exact solvers for ordering (projective linearisation of a given dependency tree)."""

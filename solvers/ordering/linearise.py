@@ -1,0 +1,129 @@
+"""Exact projective linearisation of a dependency tree by dynamic programming over partial subtrees.
+
+Model-agnostic: the caller supplies the states (partial ordered subtrees), how a complete child subtree
+is attached to a partial head subtree on one side, the score of a state, and a *signature* of a state:
+everything any later scoring step can read from it. States of one head with the same set of attached
+children and the same signature are interchangeable for the future, so only the best of them is kept
+(dynamic programming); with a complete signature the result is the exact maximum over every
+projective linearisation that ``attach`` allows, which is what ``certified=True`` asserts. The search is
+exponential in the number of children of a node (subsets of attached children), so it stops
+uncertified when more than ``max_states`` states would be built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from dualdecomp.core.errors import InputError
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Linearisation(Generic[S]):
+    """The outcome of :func:`best_linearisation`.
+
+    Attributes
+    ----------
+    best : object or None
+        The best complete state of the root (None when not certified or nothing is feasible).
+    score : float
+        Its score (``-inf`` if none).
+    certified : bool
+        True iff the search finished: ``best`` is the maximum over all allowed linearisations.
+    states : int
+        States built.
+    """
+
+    best: S | None
+    score: float
+    certified: bool
+    states: int
+
+
+def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Callable[[int], list[S]],
+                       attach: Callable[[S, S, bool], S | None], score: Callable[[S], float],
+                       signature: Callable[[S], Hashable], max_states: int = 200_000) -> Linearisation[S]:
+    """The highest-scoring complete ordered tree, by DP over (attached children, signature).
+
+    Parameters
+    ----------
+    children : sequence of sequence of int
+        ``children[h]``: the dependents of node h in the tree.
+    root : int
+        The root node.
+    leaves : callable
+        ``h -> list of states``: node h alone (e.g. one state per POS tag).
+    attach : callable
+        ``(head_state, complete_child_state, on_right) -> state or None`` (None: not allowed).
+    score : callable
+        ``state -> float``; additive along ``attach`` in the caller's model.
+    signature : callable
+        ``state -> hashable``; equal signatures must mean equal future score contributions.
+    max_states : int
+        Give up (``certified=False``) after building this many states.
+
+    Returns
+    -------
+    Linearisation
+
+    Raises
+    ------
+    InputError
+        ``children`` is not a tree rooted at ``root``.
+    """
+    n = len(children)
+    order: list[int] = []
+    stack, seen = [root], set()
+    while stack:  # pre-order; reversed it visits children before parents
+        h = stack.pop()
+        if h in seen or not 0 <= h < n:
+            raise InputError("the dependency structure is not a tree")
+        seen.add(h)
+        order.append(h)
+        stack.extend(children[h])
+    if len(seen) != n:
+        raise InputError("the dependency structure is not a tree (some nodes are not under the root)")
+    complete: dict[int, list[S]] = {}
+    states = 0
+    for h in reversed(order):
+        layer: dict[Hashable, tuple[int, S]] = {}
+        for st in leaves(h):
+            _keep(layer, (0, signature(st)), 0, st, score)
+        states += len(layer)
+        kids = list(children[h])
+        for _ in kids:
+            nxt: dict[Hashable, tuple[int, S]] = {}
+            for attached, st in layer.values():
+                for bit, c in enumerate(kids):
+                    if attached >> bit & 1:
+                        continue
+                    for child in complete[c]:
+                        for right in (True, False):
+                            new = attach(st, child, right)
+                            if new is None:
+                                continue
+                            states += 1
+                            if states > max_states:
+                                return Linearisation(None, float("-inf"), False, states)
+                            done = attached | 1 << bit
+                            _keep(nxt, (done, signature(new)), done, new, score)
+            layer = nxt
+        finals: dict[Hashable, tuple[int, S]] = {}
+        for attached, st in layer.values():
+            _keep(finals, signature(st), attached, st, score)
+        complete[h] = [st for _, st in finals.values()]
+        for c in kids:
+            del complete[c]
+    if not complete[root]:
+        return Linearisation(None, float("-inf"), True, states)
+    best = max(complete[root], key=score)
+    return Linearisation(best, score(best), True, states)
+
+
+def _keep(table: dict, key: Hashable, attached: int, state, score) -> None:
+    old = table.get(key)
+    if old is None or score(state) > score(old[1]):
+        table[key] = (attached, state)

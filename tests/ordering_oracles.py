@@ -1,0 +1,93 @@
+"""Brute-force oracles and a small random-weight model for the word-ordering tests."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.models.ordering.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
+from dualdecomp.models.ordering.model import OrderingModel, new_model
+from dualdecomp.models.ordering.reading import read_conllu_examples
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ordering"
+
+
+def random_model(seed: int, hash_bits: int = 12) -> OrderingModel:
+    """The tag dictionary of the hand-written fixture and random weights (seeded)."""
+    examples = read_conllu_examples(FIXTURES / "tiny.conllu", limit=2)
+    model = new_model(examples, hash_bits=hash_bits)
+    model.weights[:] = np.random.default_rng(seed).normal(size=model.weights.size)
+    return model
+
+
+def all_trees(n: int, given: tuple[int | None, ...]):
+    """Every dependency tree (0-based heads, ROOT) over n words agreeing with the given heads."""
+    choices = [[g] if g is not None else [ROOT, *[h for h in range(n) if h != m]]
+               for m, g in enumerate(given)]
+    for heads in itertools.product(*choices):
+        if sum(h == ROOT for h in heads) != 1:
+            continue
+        ok = True
+        for m in range(n):
+            seen, k = set(), m
+            while k != ROOT:
+                if k in seen:
+                    ok = False
+                    break
+                seen.add(k)
+                k = heads[k]
+            if not ok:
+                break
+        if ok:
+            yield heads
+
+
+def linearisations(model: OrderingModel, ctx: Context, heads) -> list[Edge]:
+    """Every goal edge of every projective linearisation of a tree (canonical derivations), by brute force."""
+    n = len(heads)
+    kids = [[m for m in range(n) if heads[m] == h] for h in range(n)]
+    leaves = model.leaves(ctx)
+
+    def complete(h: int) -> list[Edge]:
+        options = [complete(c) for c in kids[h]]
+        out = []
+        for start in (e for e in leaves if e.head == h):
+            k = len(kids[h])
+            for sides in itertools.product((True, False), repeat=k):
+                rights = [i for i in range(k) if sides[i]]
+                lefts = [i for i in range(k) if not sides[i]]
+                for rp in itertools.permutations(rights):
+                    for lp in itertools.permutations(lefts):
+                        seq = [(i, True) for i in rp] + [(i, False) for i in lp]
+                        for picks in itertools.product(*(options[i] for i, _ in seq)):
+                            edge: Edge | None = start
+                            for (_, right), child in zip(seq, picks, strict=True):
+                                if not can_attach(ctx, edge, child, right):
+                                    edge = None
+                                    break
+                                edge = model.attach(ctx, edge, child, right)
+                            if edge is not None:
+                                out.append(edge)
+        return out
+
+    root = heads.index(ROOT)
+    return complete(root)
+
+
+def brute_force_best(model: OrderingModel, inp: OrderingInput) -> tuple[float, int]:
+    """Max scaled score over every (tree, projective order, tags) the constraints allow, and their count."""
+    ctx = model.context(inp)
+    best, count = float("-inf"), 0
+    for heads in all_trees(len(inp), inp.heads):
+        for edge in linearisations(model, ctx, heads):
+            count += 1
+            best = max(best, edge.scaled)
+    return best, count
+
+
+def example(words: str, heads: list[int], tags: str) -> OrderingExample:
+    """A gold example from 1-based heads (0 = root)."""
+    return OrderingExample(tuple(words.split()), tuple(tags.split()), tuple(h - 1 for h in heads))
