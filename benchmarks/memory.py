@@ -27,21 +27,16 @@ import os
 import sys
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-# Run as a script, this file's directory comes first on sys.path and would shadow the packages.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-if os.path.dirname(_HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(_HERE))
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-ROOT = Path(_HERE).parent
+ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "data" / "default_model"
 
 

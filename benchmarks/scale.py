@@ -27,28 +27,22 @@ prints only the model lines from the JSON lines of an earlier run.
 from __future__ import annotations
 
 import os
-import sys
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-# Run as a script, this file's directory comes first on sys.path and would shadow the packages.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-if os.path.dirname(_HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(_HERE))
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import resource  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
 
-from dualdecomp.app.batch import BatchOptions, read_input, run_batch  # noqa: E402
-from dualdecomp.app.cluster import cluster_client  # noqa: E402
-from dualdecomp.app.compressor import Compressor  # noqa: E402
-from dualdecomp.app.distributed import run_distributed_batch  # noqa: E402
+from dualdecomp.app.batch import BatchOptions, read_input, run_batch
+from dualdecomp.app.cluster import cluster_client
+from dualdecomp.app.compressor import Compressor
+from dualdecomp.app.distributed import run_distributed_batch
 
-ROOT = Path(_HERE).parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def emit(row: dict, log: list | None = None) -> None:

@@ -28,28 +28,23 @@ if "--cold" in sys.argv[1:]:  # measure compilation: an empty numba cache direct
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="dualdecomp-bench-numba-")
     atexit.register(shutil.rmtree, os.environ["NUMBA_CACHE_DIR"], True)
 
-# Run as a script, this file's directory comes first on sys.path and this very file would shadow the
 # ``solvers`` package: look in the repository root instead.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-if os.path.dirname(_HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(_HERE))
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable, Mapping, Sequence  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
+import numba
+import numpy as np
 
-from dualdecomp.core.checks import as_padded_u  # noqa: E402
-from dualdecomp.solvers.bigram import solver as bigram  # noqa: E402
-from dualdecomp.solvers.dependency import solver as dependency  # noqa: E402
-from dualdecomp.solvers.ngram import solver as ngram  # noqa: E402
+from dualdecomp.core.checks import as_padded_u
+from dualdecomp.solvers.bigram import solver as bigram
+from dualdecomp.solvers.dependency import solver as dependency
+from dualdecomp.solvers.ngram import solver as ngram
 
 
 @dataclass(frozen=True)

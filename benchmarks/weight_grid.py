@@ -27,20 +27,18 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.data.alignment import keep_vector
+from dualdecomp.data.jsonl import read_corpus
+from dualdecomp.data.locations import default_model_dir
+from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.engine.decode import decode
+from dualdecomp.models.bigram.store import load_model
+from dualdecomp.models.dependency.store import load_dependency_model
+from dualdecomp.models.joint.config import weighted_component
+from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.metrics import at_reference_lengths
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dualdecomp.app.evaluation import at_reference_lengths  # noqa: E402
-from dualdecomp.data.alignment import keep_vector  # noqa: E402
-from dualdecomp.data.jsonl import read_corpus  # noqa: E402
-from dualdecomp.data.locations import default_model_dir  # noqa: E402
-from dualdecomp.data.parsing import parse_tokens  # noqa: E402
-from dualdecomp.engine.decode import decode  # noqa: E402
-from dualdecomp.models.bigram.store import load_model  # noqa: E402
-from dualdecomp.models.dependency.store import load_dependency_model  # noqa: E402
-from dualdecomp.models.joint.config import weighted_component  # noqa: E402
-from dualdecomp.models.lm.model import load_lm  # noqa: E402
-
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
 KINDS = ("bigram", "dependency", "lm", "transducer")
 MAX_TOKENS = 80

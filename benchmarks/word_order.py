@@ -18,27 +18,18 @@ Example::
 
 from __future__ import annotations
 
-import os
-import sys
-
-# Run as a script, this directory comes first on sys.path and benchmarks/solvers.py would shadow the
 # ``solvers`` package: look in the repository root instead.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-if os.path.dirname(_HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(_HERE))
+import argparse
+import json
+import math
+import resource
+import time
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import resource  # noqa: E402
-import time  # noqa: E402
-
-from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score  # noqa: E402
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation  # noqa: E402
-from dualdecomp.models.ordering.model import load_model  # noqa: E402
-from dualdecomp.models.ordering.reading import read_conllu_examples  # noqa: E402
-from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result  # noqa: E402
+from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.model import load_model
+from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 
 
 def _peak_mb() -> float:

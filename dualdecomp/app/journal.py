@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.model_files import file_sha256
 
 __all__ = ["Journal", "journal_path", "line_hash", "model_fingerprint", "run_fingerprint"]
 
@@ -54,9 +55,7 @@ def model_fingerprint(directory: str | os.PathLike[str] | None, extra: Any = Non
         files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
         for p in files:
             h.update(b"\0" + os.fsencode(p.relative_to(root) if p != root else p.name) + b"\0")
-            with open(p, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
+            h.update(file_sha256(p).encode("ascii"))
     return h.hexdigest()
 
 

@@ -32,9 +32,9 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 
-__all__ = ["MANIFEST", "MAX_DECOMPRESSED_BYTES", "atomic_write_bytes", "check_npz_size", "read_gzip_capped",
-           "read_json", "read_sparse_weights", "verify_file", "verify_files", "write_json", "write_manifest",
-           "write_sparse_weights"]
+__all__ = ["MANIFEST", "MAX_DECOMPRESSED_BYTES", "atomic_write_bytes", "check_npz_size", "file_sha256",
+           "read_gzip_capped", "read_json", "read_sparse_weights", "verify_file", "verify_files",
+           "write_json", "write_manifest", "write_sparse_weights"]
 
 MANIFEST = "MANIFEST.json"
 """The checksum manifest of a model directory."""
@@ -129,7 +129,8 @@ def read_sparse_weights(path: Path, size: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 (hex) of a file's content, read in blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -166,7 +167,7 @@ def write_manifest(directory: str | os.PathLike[str]) -> Path:
         The manifest file.
     """
     d = Path(directory)
-    files = {p.relative_to(d).as_posix(): _sha256(p) for p in _covered_files(d)}
+    files = {p.relative_to(d).as_posix(): file_sha256(p) for p in _covered_files(d)}
     path = d / MANIFEST
     write_json(path, {"format": MANIFEST_FORMAT, "version": 1, "sha256": files})
     return path
@@ -211,7 +212,7 @@ def verify_file(path: str | os.PathLike[str]) -> None:
             expected = _read_manifest(manifest).get(p.relative_to(d).as_posix())
             if expected is None:
                 return
-            if _sha256(p) != expected:
+            if file_sha256(p) != expected:
                 raise ModelError(f"{path}: checksum mismatch with {manifest} (the file is corrupted or was "
                                  "changed after the model was saved)")
             return

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError
+from dualdecomp.core.model_files import file_sha256
 from dualdecomp.models.lm.build import BuiltLM, build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.model import LanguageModel, load_lm, normalise_token
 
@@ -99,14 +99,6 @@ def _dev_sentences(path: Path) -> tuple[list[list[str]], list[list[str]]]:
                 except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
                     raise InputError(f"{path}:{lineno}: malformed JSONL line ({exc})") from None
     return texts, compressions
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def build_default_lm(
@@ -182,7 +174,7 @@ def build_default_lm(
 def _write_report(path: Path, built: BuiltLM, ppl: Perplexity, ppl_comp: Perplexity,
                   prune: tuple[int, ...] | None, sources: list[Path], data_dir: Path) -> None:
     shown_dir = "../shared/data" if data_dir.resolve() == DEFAULT_DATA_DIR.resolve() else str(data_dir)
-    src_lines = "\n".join(f"| `{s.relative_to(data_dir)}` | `{_sha256(s)}` |" for s in sources)
+    src_lines = "\n".join(f"| `{s.relative_to(data_dir)}` | `{file_sha256(s)}` |" for s in sources)
     prune_text = "none (unpruned)" if prune is None else f"`--prune {' '.join(map(str, prune))}`"
     counts = ", ".join(f"{k + 1}-grams {c:,}" for k, c in enumerate(built.counts))
     text = f"""# Default language model: `lm.binary`
