@@ -37,7 +37,7 @@ from dualdecomp.data.parsing import parse_tokens, tokenize_text
 INPUT_FORMATS = ("jsonl", "text")
 OUTPUT_FORMATS = ("jsonl", "text")
 
-__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_item", "detect_input_format",
+__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_chunk", "detect_input_format",
            "journal_path", "output_line", "read_input", "run_batch"]
 
 
@@ -241,13 +241,6 @@ def _compress(index: int, item: CorpusItem, sentence, compressor, options: Batch
     return row, 0
 
 
-def compress_item(index: int, item: CorpusItem, sentence, compressor,
-                  options: BatchOptions) -> tuple[dict, int]:
-    """The output row of one input item (an ``error`` row when it cannot be compressed) and its exit
-    code (0, or the code of the error)."""
-    return _compress(index, item, sentence, compressor, options)
-
-
 class BatchSession:
     """The set-up and the end of a batch run, shared by the single-process and the Dask runners.
 
@@ -437,6 +430,26 @@ def parse_chunk(todo: list[tuple[int, CorpusItem]]) -> tuple[dict[int, object], 
         return sentences, unparsed
 
 
+def compress_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
+                   options: BatchOptions) -> dict[int, tuple[dict, int]]:
+    """Parse a chunk of items together and compress each: item index → (output row, exit code).
+
+    Items over the compressor's ``max_tokens`` are not parsed (their row says so); an item whose parse
+    runs out of memory gets an error row (:func:`parse_chunk`). The single-process and the Dask runners
+    both decode through this function.
+    """
+    limit = getattr(compressor, "max_tokens", None)
+    todo = [(i, it) for i, it in chunk if limit is None or len(it.text) <= limit]  # longer: not parsed
+    sentences, unparsed = parse_chunk(todo)
+    out = {}
+    for i, it in chunk:
+        if i in unparsed:
+            out[i] = {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}, SolverError.exit_code
+        else:
+            out[i] = _compress(i, it, sentences.get(i), compressor, options)
+    return out
+
+
 def _process(session: BatchSession, compressor, options: BatchOptions, progress):
     """Compress the lines not reused, recording each row; returns the rows and the error codes."""
     items, done = session.items, session.done
@@ -444,20 +457,16 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
     codes: list[int] = []
     for start in range(0, len(items), options.batch_size):
         chunk = list(enumerate(items[start:start + options.batch_size], start=start))
-        todo = [(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)
-                and len(it.text) <= getattr(compressor, "max_tokens", len(it.text))]  # longer: not parsed
-        sentences, unparsed = parse_chunk(todo)
+        computed = compress_chunk([(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)],
+                                  compressor, options)
         for i, it in chunk:
             code = 0
             if i in done:
                 row = done[i]
             elif isinstance(it, dict):
                 row, code = it, InputError.exit_code
-            elif i in unparsed:
-                row = {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}
-                code = SolverError.exit_code
             else:
-                row, code = _compress(i, it, sentences.get(i), compressor, options)
+                row, code = computed[i]
             if "error" in row and options.on_error == "fail":
                 raise session.failure(i, row, len(rows), code)
             session.record(i, row)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
-from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_item, parse_chunk
+from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_chunk
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError, SolverError
@@ -73,11 +73,7 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
         The output row of every line of the chunk, with its exit code (0 unless it failed).
     """
     compressor = get_worker().plugins[plugin].compressor
-    todo = [(i, it) for i, it in chunk if len(it.text) <= compressor.max_tokens]  # longer: not parsed
-    sentences, unparsed = parse_chunk(todo)
-    return [(i, {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}, SolverError.exit_code)
-            if i in unparsed else (i, *compress_item(i, it, sentences.get(i), compressor, options))
-            for i, it in chunk]
+    return [(i, *row_code) for i, row_code in compress_chunk(chunk, compressor, options).items()]
 
 
 def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
