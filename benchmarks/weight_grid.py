@@ -12,8 +12,12 @@ Usage (from the repository root)::
     python benchmarks/weight_grid.py --grid '[{"bigram": 1, "dependency": 0.25, "lm": 1}, ...]'
     python benchmarks/weight_grid.py --dependency 0 0.1 0.25 --lm 0 0.5 1      # the product grid
     python benchmarks/weight_grid.py --t3 data/default_model/t3 --transducer 0.1 0.5 --lm 0 1
+    python benchmarks/weight_grid.py --neural-model data/default_model/neural --neural 1 --bigram 0 0.5 \
+        --dependency 0 0.1 --lm 0 0.25
 
-Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for transducer weights > 0).
+Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for transducer weights > 0),
+``--neural-model`` a neural scorer (for neural weights > 0); with a neural weight, sentences beyond the
+fallback length use the neural component alone (as the neural configurations' fallback does).
 """
 
 from __future__ import annotations
@@ -37,14 +41,16 @@ from dualdecomp.models.dependency.store import load_dependency_model
 from dualdecomp.models.joint.config import weighted_component
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.metrics import at_reference_lengths
+from dualdecomp.models.neural.store import load_neural_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
-KINDS = ("bigram", "dependency", "lm", "transducer")
+KINDS = ("bigram", "dependency", "lm", "transducer", "neural")
 MAX_TOKENS = 80
 
 
-def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tuple[str, list]]:
+def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
+            neural_dir: Path | None = None) -> list[tuple[str, list]]:
     """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists)."""
     bigram = load_model(model_dir)
     dependency = load_dependency_model(model_dir / "dependency")
@@ -54,6 +60,7 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tup
         from dualdecomp.models.transducer.model import load_t3
 
         t3 = load_t3(t3_dir)
+    neural = load_neural_model(neural_dir) if neural_dir is not None else None
     out = []
     for name in DEV:
         items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions][:limit]
@@ -63,6 +70,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tup
             refs = [[t for t, k in zip(it.text, keep_vector(it.text, c), strict=True) if k]
                     for c in it.compressions]
             parts = {"bigram": bigram.potentials(s)}
+            if neural is not None:
+                parts["neural"] = neural.potentials(s)
             if s.n <= MAX_TOKENS:
                 parts["dependency"] = dependency.potentials(s)
                 parts["lm"] = lm.trigram_tensor(it.text)
@@ -74,9 +83,11 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None) -> list[tup
 
 
 def components(parts: dict, weights: dict[str, float]) -> list:
-    """The weighted components of one sentence (McDonald alone beyond the fallback length)."""
+    """The weighted components of one sentence (McDonald, or the neural scorer when weighted, alone beyond
+    the fallback length)."""
     if "dependency" not in parts:
-        return [weighted_component("bigram", parts["bigram"], 1.0)]
+        alone = "neural" if weights.get("neural", 0) > 0 else "bigram"
+        return [weighted_component(alone, parts[alone], 1.0)]
     return [weighted_component(kind, parts[kind], weights[kind])
             for kind in KINDS if weights.get(kind, 0) > 0]
 
@@ -106,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=str(default_model_dir()), help="directory with the bigram model, "
                    "dependency/ and lm.binary (default: the embedded default model)")
     p.add_argument("--t3", default=None, help="T3 model directory (for transducer weights)")
+    p.add_argument("--neural-model", default=None, help="neural scorer directory (for neural weights)")
     p.add_argument("--grid", default=None, help="JSON list of weight objects (overrides the product grid)")
     for kind in KINDS:
         p.add_argument(f"--{kind}", type=float, nargs="+", default=[1.0] if kind == "bigram" else [0.0])
@@ -118,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
                 for ws in itertools.product(*(getattr(args, k) for k in KINDS))]
     if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
+    if any(g.get("neural", 0) > 0 for g in grid) and args.neural_model is None:
+        p.error("neural weights need --neural-model")
     start = time.perf_counter()
-    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit)
+    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit,
+                   Path(args.neural_model) if args.neural_model else None)
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
     print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")

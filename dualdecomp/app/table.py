@@ -4,7 +4,7 @@ A table specification (JSON) names the systems and the dev files::
 
     {"dev": ["data/corpora/broadcast.dev.jsonl", "data/corpora/written.dev.jsonl",
              "data/corpora/eval.dev.jsonl"],
-     "length": "gold",
+     "length": "gold",          # or "free", "ratio:R", a number of tokens
      "systems": [{"name": "McDonald", "model": "data/default_model"},
                  {"name": "McDonald+LM (DD)", "model": "data/default_model", "config": "mcdonald-lm"}],
      "default": "McDonald"}
@@ -85,7 +85,7 @@ def run_table(spec: TableSpec, log=None) -> list[tuple[str, str, EvaluationRepor
     """Compress every dev file with every system and evaluate; returns (dev name, system, report) rows."""
 
     rows = []
-    options = BatchOptions(spec=parse_length(spec.length))
+    options = BatchOptions(spec=parse_length(None if spec.length == "free" else spec.length))
     with tempfile.TemporaryDirectory() as tmp:
         for k, system in enumerate(spec.systems):
             compressor = Compressor(system.model, system.config)
@@ -108,15 +108,17 @@ def run_table(spec: TableSpec, log=None) -> list[tuple[str, str, EvaluationRepor
 
 
 def markdown_table(rows: list[tuple[str, str, EvaluationReport]], default: str | None = None) -> str:
-    """One markdown table: dev set, system, CR, token F1, bigram F1, GR-F1, ROUGE-L, certified %, ms."""
-    head = ("| dev set | system | CR | token F1 | bigram F1 | GR-F1 | ROUGE-L | certified % | ms / decode |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    """One markdown table: dev set, system, CR, token F1, bigram F1, GR-F1, ROUGE-L, certified %, ms, and
+    the references' CR on the same sentences."""
+    head = ("| dev set | system | CR | token F1 | bigram F1 | GR-F1 | ROUGE-L | certified % | ms / decode "
+            "| ref. CR |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [head]
     for dev, system, r in rows:
         label = f"**{system}** (default)" if system == default else system
         cert = "–" if r.certified is None else f"{100 * r.certified:.1f}"
         ms = "–" if r.mean_seconds is None else f"{1000 * r.mean_seconds:.2f}"
         cells = [dev, label, *(f"{100 * getattr(r, m):.1f}" for m in ("cr", "token_f1", "bigram_f1", "gr_f1",
-                                                                       "rougeL")), cert, ms]
+                                                                       "rougeL")), cert, ms,
+                 f"{100 * r.reference_cr:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

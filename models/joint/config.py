@@ -43,6 +43,7 @@ from dualdecomp.engine.options import make_options
 from dualdecomp.models.registry import get_kind, kind_names
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency
+from dualdecomp.solvers.unary.solver import Unary
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
@@ -125,8 +126,8 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     bias = spec.get("length_bias", 0.0)
     if isinstance(bias, bool) or not isinstance(bias, int | float) or not np.isfinite(bias):
         raise ModelError(f"{where}: length_bias must be a finite number")
-    if bias and not any(c.kind in ("bigram", "dependency") for c in parsed):
-        raise ModelError(f"{where}: length_bias needs a bigram or dependency component")
+    if bias and not any(c.kind in ("bigram", "dependency", "neural") for c in parsed):
+        raise ModelError(f"{where}: length_bias needs a bigram, dependency or neural component")
     return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias))
 
 
@@ -224,7 +225,8 @@ def with_length_bias(components: list, bias: float) -> list:
     """The components with ``bias`` added to the score of every compression per kept token.
 
     The bias goes into the first bigram component (every finite pair potential: ``bias · (L + 1)`` for L
-    kept tokens) or else the first dependency component (every finite arc: ``bias · L``). At a fixed
+    kept tokens) or else the first dependency component (every finite arc: ``bias · L``), or else the
+    first unary component (``neural``: every keepable token). At a fixed
     length this adds a constant (no compression changes); at free length it moves the compression rate
     (:mod:`dualdecomp.models.joint.length_calibration`). Components without either kind are returned
     unchanged.
@@ -238,6 +240,10 @@ def with_length_bias(components: list, bias: float) -> list:
     for k, c in enumerate(out):
         if isinstance(c, Dependency):
             out[k] = Dependency(c.A + np.where(np.isfinite(c.A), bias, 0.0), B=c.B, S=c.S)
+            return out
+    for k, c in enumerate(out):
+        if isinstance(c, Unary):
+            out[k] = Unary(c.w + np.where(np.isfinite(c.w), bias, 0.0), required=c.required, name=c.name)
             return out
     return out
 

@@ -1,0 +1,71 @@
+"""The neural scorer: per-token keep log-odds from a transformer encoder and a linear head.
+
+For a sentence of n tokens, :meth:`NeuralScorer.keep_logits` gives ``s_k = h_k · w + b`` where ``h_k`` is
+the encoder's last hidden state at token k's first word piece (:mod:`~dualdecomp.models.neural.pieces`).
+``s_k`` is the model's log-odds that token k is kept, so at weight 1 the free-length decision of the
+scorer alone keeps exactly the tokens it thinks more likely kept than not. As a component (kind
+``neural``) these are unary scores: :class:`~dualdecomp.solvers.unary.Unary` decodes them exactly, alone
+or jointly with the other components.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.models.neural.encoder import Encoder
+from dualdecomp.models.neural.pieces import Pieces
+
+__all__ = ["NeuralScorer"]
+
+
+class NeuralScorer:
+    """Encoder + word pieces + keep head.
+
+    Parameters
+    ----------
+    encoder : Encoder
+    pieces : Pieces
+    head_weight : numpy.ndarray
+        float32 (hidden,).
+    head_bias : float
+    meta : mapping, optional
+        The training record.
+    """
+
+    def __init__(self, encoder: Encoder, pieces: Pieces, head_weight: np.ndarray, head_bias: float,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        self.encoder = encoder
+        self.pieces = pieces
+        self.head_weight = np.asarray(head_weight, dtype=np.float32)
+        self.head_bias = float(head_bias)
+        self.meta = dict(meta or {})
+
+    def keep_logits(self, words: Sequence[str]) -> np.ndarray:
+        """The keep log-odds of each token.
+
+        Parameters
+        ----------
+        words : sequence of str
+            The tokens (at least one).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 (n,).
+        """
+        if len(words) == 0:
+            raise InputError("cannot score an empty sentence")
+        out = np.empty(len(words), dtype=np.float64)
+        for window in self.pieces.windows(words):
+            hidden = self.encoder(window.ids)[window.first]
+            out[window.start:window.start + len(window.first)] = hidden @ self.head_weight + self.head_bias
+        return out
+
+    def potentials(self, sentence: Sentence) -> np.ndarray:
+        """The unary potentials of a parsed sentence (its tokens' keep log-odds)."""
+        return self.keep_logits(sentence.tokens)

@@ -1,0 +1,159 @@
+"""Saving and loading neural scorers: ``model.json``, ``weights.npz`` and ``tokenizer.json`` (never pickle).
+
+``weights.npz`` holds every encoder parameter under its Hugging Face name and the head (``head.weight``
+(hidden,), ``head.bias`` ()). With ``quantize=True`` each matrix is stored as int8 rows with one float32
+scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127), which divides the
+file by four; vectors stay float32. Loading dequantizes to float32. ``model.json`` holds the format, the
+encoder sizes, how words are normalised and the training record; ``MANIFEST.json`` the checksums.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import (
+    atomic_write_bytes,
+    check_npz_size,
+    read_json,
+    verify_files,
+    write_json,
+    write_manifest,
+)
+from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
+from dualdecomp.models.neural.model import NeuralScorer
+from dualdecomp.models.neural.pieces import Pieces
+
+__all__ = ["FORMAT", "load_neural_model", "quantize_rows", "save_neural_model"]
+
+FORMAT = "dualdecomp-neural"
+VERSION = 1
+SCALE_SUFFIX = "::scale"
+
+
+def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 quantization of each row: ``matrix ≈ q * scale[:, None]``.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        int8 ``q`` of the same shape and float32 ``scale`` (rows,); an all-zero row gets scale 1.
+    """
+    m = np.asarray(matrix, dtype=np.float32)
+    peak = np.abs(m).max(axis=1)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(m / scale[:, None]), -127, 127).astype(np.int8)
+    return q, scale
+
+
+def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
+                      params: Mapping[str, np.ndarray], head_weight: np.ndarray, head_bias: float,
+                      tokenizer: str | os.PathLike[str], meta: Mapping[str, Any] | None = None,
+                      quantize: bool = True) -> Path:
+    """Write a neural scorer to ``directory`` (created if needed), file by file atomically.
+
+    Parameters
+    ----------
+    directory : path
+        Target directory.
+    config : EncoderConfig
+        The encoder's sizes.
+    params : mapping
+        Every encoder parameter (Hugging Face names; extra ones are not saved).
+    head_weight, head_bias : numpy.ndarray, float
+        The keep head: ``logit = h · head_weight + head_bias`` on a word's first piece.
+    tokenizer : path
+        The encoder's ``tokenizer.json`` (copied).
+    meta : mapping, optional
+        Training record (JSON-ready).
+    quantize : bool
+        Store matrices as int8 rows (see the module docstring).
+
+    Returns
+    -------
+    Path
+        The directory.
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {}
+    for name in config.parameter_shapes():
+        value = np.asarray(params[name], dtype=np.float32)
+        if quantize and value.ndim == 2:
+            arrays[name], arrays[name + SCALE_SUFFIX] = quantize_rows(value)
+        else:
+            arrays[name] = value
+    arrays["head.weight"] = np.asarray(head_weight, dtype=np.float32).reshape(config.hidden_size)
+    arrays["head.bias"] = np.asarray(head_bias, dtype=np.float32).reshape(())
+    atomic_write_bytes(out / "weights.npz", lambda fh: np.savez_compressed(fh, **arrays))
+    tok_bytes = Path(tokenizer).read_bytes()
+    atomic_write_bytes(out / "tokenizer.json", lambda fh: fh.write(tok_bytes))
+    spec = {"format": FORMAT, "version": VERSION, "kind": "neural", "encoder": config.to_dict(),
+            "normalisation": "a token with a digit becomes ##; the tokenizer lowercases",
+            "quantized": bool(quantize), "meta": dict(meta or {})}
+    write_json(out / "model.json", spec)
+    write_manifest(out)
+    return out
+
+
+def load_neural_model(path: str | os.PathLike[str]) -> NeuralScorer:
+    """Load a neural scorer directory written by :func:`save_neural_model`.
+
+    Raises
+    ------
+    ModelError
+        Missing or malformed files, a checksum mismatch, wrong shapes.
+    """
+    directory = Path(path)
+    if directory.is_file():
+        directory = directory.parent
+    spec = read_json(directory / "model.json")
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ModelError(f"{directory / 'model.json'}: not a {FORMAT} file")
+    if spec.get("version") != VERSION:
+        raise ModelError(f"{directory / 'model.json'}: unsupported version {spec.get('version')!r}")
+    if not isinstance(spec.get("encoder"), dict):
+        raise ModelError(f"{directory / 'model.json'}: 'encoder' must be an object")
+    config = EncoderConfig.from_dict(spec["encoder"])
+    weights_path = directory / "weights.npz"
+    arrays = _read_arrays(weights_path)
+    params: dict[str, np.ndarray] = {}
+    for name in config.parameter_shapes():
+        if name not in arrays:
+            raise ModelError(f"{weights_path}: missing {name}")
+        value = arrays[name]
+        if value.dtype == np.int8:
+            scale = arrays.get(name + SCALE_SUFFIX)
+            if scale is None or value.ndim != 2 or scale.shape != (value.shape[0],):
+                raise ModelError(f"{weights_path}: {name} is int8 without a matching row scale")
+            value = value.astype(np.float32) * scale.astype(np.float32)[:, None]
+        params[name] = value
+    head_w, head_b = arrays.get("head.weight"), arrays.get("head.bias")
+    if head_w is None or head_b is None or head_w.shape != (config.hidden_size,) or head_b.size != 1:
+        raise ModelError(f"{weights_path}: missing or malformed head.weight / head.bias")
+    encoder = Encoder(config, params)
+    pieces = Pieces(directory / "tokenizer.json", config.max_position_embeddings)
+    if pieces.vocab_size != config.vocab_size:
+        raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
+                         f"{config.vocab_size}")
+    verify_files(directory / "model.json", weights_path, directory / "tokenizer.json")
+    return NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
+                        meta=spec.get("meta", {}))
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    check_npz_size(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: np.asarray(data[k]) for k in data.files}
+    except FileNotFoundError:
+        raise ModelError(f"{path}: missing") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ModelError(f"{path}: not a readable .npz file ({exc})") from None
+

@@ -1,0 +1,97 @@
+"""A tiny randomly initialised neural scorer of the shipped architecture (for tests), and a loop oracle."""
+
+from __future__ import annotations
+
+import math
+import string
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+from dualdecomp.models.neural.encoder import EncoderConfig
+from dualdecomp.models.neural.store import save_neural_model
+
+WORDS = ["the", "council", "plans", "to", "consider", "its", "election", "on", "tuesday", "."]
+
+
+def write_tiny_tokenizer(path: Path) -> int:
+    """A BERT-style word-piece tokenizer (lowercasing) over letters, some words and punctuation."""
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "#", ",", *WORDS[:-1], "."]
+    pieces += list(string.ascii_lowercase) + ["##" + c for c in string.ascii_lowercase]
+    vocab = {p: i for i, p in enumerate(dict.fromkeys(pieces))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.save(str(path))
+    return len(vocab)
+
+
+def tiny_params(config: EncoderConfig, seed: int) -> dict[str, np.ndarray]:
+    """Random parameters of every encoder weight (layer norms near identity)."""
+    rng = np.random.default_rng(seed)
+    params = {}
+    for name, shape in config.parameter_shapes().items():
+        if name.endswith("LayerNorm.weight"):
+            params[name] = 1.0 + 0.1 * rng.normal(size=shape)
+        else:
+            params[name] = 0.5 * rng.normal(size=shape)
+    return {k: v.astype(np.float32) for k, v in params.items()}
+
+
+def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False,
+                      max_positions: int = 32) -> tuple[EncoderConfig, dict, np.ndarray, float]:
+    """Write a tiny random scorer to ``directory``; return its config, parameters and head."""
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab = write_tiny_tokenizer(directory / "tok.json")
+    config = EncoderConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=16, max_position_embeddings=max_positions)
+    params = tiny_params(config, seed)
+    rng = np.random.default_rng(seed + 1)
+    head_w, head_b = rng.normal(size=8).astype(np.float32), float(rng.normal())
+    save_neural_model(directory, config, params, head_w, head_b, directory / "tok.json",
+                      meta={"test": True}, quantize=quantize)
+    (directory / "tok.json").unlink()
+    return config, params, head_w, head_b
+
+
+def oracle_encoder(config: EncoderConfig, params: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
+    """The BERT forward pass written position by position and head by head, in float64."""
+    p = {k: v.astype(np.float64) for k, v in params.items()}
+    h, heads = config.hidden_size, config.num_attention_heads
+    dh = h // heads
+
+    def norm(v, name):
+        mu = sum(v) / len(v)
+        var = sum((x - mu) ** 2 for x in v) / len(v)
+        scaled = np.array([(x - mu) / math.sqrt(var + config.layer_norm_eps) for x in v])
+        return scaled * p[name + ".weight"] + p[name + ".bias"]
+
+    def dense(v, name):
+        return p[name + ".weight"] @ v + p[name + ".bias"]
+
+    x = [norm(p["embeddings.word_embeddings.weight"][i] + p["embeddings.position_embeddings.weight"][t]
+              + p["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+         for t, i in enumerate(ids)]
+    for layer in range(config.num_hidden_layers):
+        pre = f"encoder.layer.{layer}."
+        q = [dense(v, pre + "attention.self.query") for v in x]
+        k = [dense(v, pre + "attention.self.key") for v in x]
+        val = [dense(v, pre + "attention.self.value") for v in x]
+        new = []
+        for t in range(len(x)):
+            ctx = np.zeros(h)
+            for head in range(heads):
+                sl = slice(head * dh, (head + 1) * dh)
+                logits = [float(q[t][sl] @ k[s][sl]) / math.sqrt(dh) for s in range(len(x))]
+                top = max(logits)
+                weights = [math.exp(a - top) for a in logits]
+                total = sum(weights)
+                for s in range(len(x)):
+                    ctx[sl] += weights[s] / total * val[s][sl]
+            a = norm(dense(ctx, pre + "attention.output.dense") + x[t], pre + "attention.output.LayerNorm")
+            inner = dense(a, pre + "intermediate.dense")
+            inner = np.array([0.5 * z * (1 + math.erf(z / math.sqrt(2))) for z in inner])
+            new.append(norm(dense(inner, pre + "output.dense") + a, pre + "output.LayerNorm"))
+        x = new
+    return np.array(x)

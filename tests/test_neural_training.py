@@ -1,0 +1,62 @@
+"""Fine-tuning the neural scorer (only with the optional ``train`` extra: PyTorch + transformers).
+
+A tiny randomly initialised BERT of the shipped architecture, saved in the Hugging Face format with a
+tiny word-piece tokenizer, is fine-tuned on a handful of sentences; the exported model must load with
+the numpy encoder, and the numpy encoder must compute what transformers computes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from dualdecomp.models.neural.encoder import Encoder, EncoderConfig  # noqa: E402
+from dualdecomp.models.neural.examples import Example  # noqa: E402
+from dualdecomp.models.neural.store import load_neural_model  # noqa: E402
+from dualdecomp.models.neural.training import TrainingSettings, fine_tune  # noqa: E402
+from tests.neural_tiny import WORDS, write_tiny_tokenizer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory):
+    d = tmp_path_factory.mktemp("base")
+    vocab = write_tiny_tokenizer(d / "tokenizer.json")
+    config = transformers.BertConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=16, max_position_embeddings=32)
+    torch.manual_seed(0)
+    transformers.BertModel(config, add_pooling_layer=False).save_pretrained(d)
+    return d
+
+
+def test_numpy_encoder_computes_what_transformers_computes(tiny_base) -> None:
+    model = transformers.BertModel.from_pretrained(str(tiny_base), add_pooling_layer=False).eval()
+    config = EncoderConfig.from_dict(json.loads((tiny_base / "config.json").read_text()))
+    enc = Encoder(config, {k: v.numpy() for k, v in model.state_dict().items()})
+    ids = np.array([2, 7, 9, 11, 5, 3])
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor(ids[None])).last_hidden_state[0].numpy()
+    assert np.abs(enc(ids) - ref).max() < 1e-4
+
+
+def test_fine_tune_lowers_the_loss_and_exports_a_loadable_model(tiny_base, tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    train = []
+    for _ in range(24):
+        words = tuple(WORDS[i] for i in rng.integers(0, len(WORDS), 6))
+        train.append(Example(words, np.array([1.0 if w in ("council", "plans", "election") else 0.0
+                                              for w in words]), "toy"))
+    settings = TrainingSettings(epochs=6, batch_size=8, learning_rate=5e-3, head_learning_rate=5e-2,
+                                eval_every=3, max_minutes=5, freeze_embeddings=False)
+    record = fine_tune(tiny_base, train, train[:8], tmp_path / "out", settings, log=lambda s: None)
+    curve = json.loads((tmp_path / "out" / "curve.json").read_text())
+    assert record["steps"] == 18 and curve[-1]["step"] == 18
+    assert curve[-1]["dev_loss"] < curve[0]["dev_loss"]
+    scorer = load_neural_model(tmp_path / "out")
+    logits = scorer.keep_logits(["the", "council", "plans", "to", "election", "."])
+    assert logits.shape == (6,) and np.isfinite(logits).all()
+    assert scorer.meta["train_sentences"] == 24
