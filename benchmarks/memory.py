@@ -131,7 +131,8 @@ def _sibling_storage(sentence, warm, dense_limit_mb: float) -> dict:
     model = load_dependency_model(MODEL / "dependency")
     n = sentence.n
     out: dict = {"kind": "sibling_storage", "n": n, "second_order": model.second_order}
-    solve(*model.potentials(warm))  # compile the kernel outside the measurement
+    A, S = model.potentials(warm)
+    solve(A, S=S)  # compile the kernel outside the measurement
     dense_mb = (n + 1) ** 3 * 8 / 2 ** 20
     for form in ("factored", "dense"):
         if form == "dense" and dense_mb > dense_limit_mb:
@@ -172,9 +173,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="largest n of the sibling-storage measurement (0: skip it)")
     p.add_argument("--dense-limit-mb", type=float, default=1500.0,
                    help="measure the dense sibling tensor only while it is smaller than this")
+    p.add_argument("--max-extra-mb", type=float, default=None,
+                   help="stop growing n for a configuration after a point taking more extra memory than this")
+    p.add_argument("--skip-storage", action="store_true", help="no lm_storage / sibling_storage lines")
+    p.add_argument("--storage-only", action="store_true",
+                   help="only the lm_storage and sibling_storage measurements (no configuration sweep)")
     args = p.parse_args(argv)
 
     from dualdecomp.app.compressor import Compressor
+    from dualdecomp.core.errors import DualDecompError
     from dualdecomp.data.parsing import parse_tokens
 
     names = args.configs or ["default", *sorted(q.stem for q in (MODEL / "configs").glob("*.json"))]
@@ -187,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     from dualdecomp.models.lm.model import load_lm
 
     lm = load_lm(MODEL / "lm.binary")
-    for n in lengths:
+    for n in [] if args.skip_storage else lengths:
         start = time.perf_counter()
         packed = lm.trigram_rows(sentences[n].tokens)
         dense = (n + 2) ** 3 * 8
@@ -196,10 +203,12 @@ def main(argv: list[str] | None = None) -> int:
                           "dense_mb": round(dense / 2 ** 20, 2),
                           "dense_over_packed": round(dense / packed.nbytes, 1),
                           "seconds": round(time.perf_counter() - start, 4)}), flush=True)
-    for n in lengths:
+    for n in [] if args.skip_storage else lengths:
         if n <= args.sibling_max_n:
             print(json.dumps(_sibling_storage(sentences[n], sentences[min(lengths)], args.dense_limit_mb)),
                   flush=True)
+    if args.storage_only:
+        return 0
     for name in names:
         config = None if name == "default" else name
         xs, ts, ms = [], [], []
@@ -207,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         for n in lengths:
             comp = Compressor(MODEL, config, max_tokens=n)
             comp.compress(sentences[min(lengths)])  # compile the kernels outside the measurement
-            point = _measure(comp, sentences[n])
+            try:
+                point = _measure(comp, sentences[n])
+            except (DualDecompError, MemoryError) as exc:  # e.g. the configuration's own max_tokens
+                _trim()
+                print(json.dumps({"kind": "point", "config": name, "n": n,
+                                  "error": f"{type(exc).__name__}: {exc}"}), flush=True)
+                stopped = f"stopped at n = {n}: {type(exc).__name__}"
+                break
             print(json.dumps({"kind": "point", "config": name, "n": n, **point}), flush=True)
             xs.append(n)
             ts.append(point["seconds"])
@@ -215,9 +231,14 @@ def main(argv: list[str] | None = None) -> int:
             if point["seconds"] > args.max_seconds:
                 stopped = f"stopped after n = {n} ({point['seconds']} s > --max-seconds {args.max_seconds})"
                 break
+            if args.max_extra_mb is not None and point["extra_mb"] > args.max_extra_mb:
+                stopped = (f"stopped after n = {n} ({point['extra_mb']} MB > --max-extra-mb "
+                           f"{args.max_extra_mb:g})")
+                break
         fit = [(x, t, m) for x, t, m in zip(xs, ts, ms, strict=True) if x >= args.fit_from]
         print(json.dumps({"kind": "fit", "config": name, "from_n": args.fit_from,
-                          "to_n": max(xs), "time_exponent": _slope([f[0] for f in fit], [f[1] for f in fit]),
+                          "to_n": max(xs, default=None),
+                          "time_exponent": _slope([f[0] for f in fit], [f[1] for f in fit]),
                           "memory_exponent": _slope([f[0] for f in fit], [f[2] for f in fit]),
                           "stopped": stopped}), flush=True)
         print(json.dumps(_bounded(Compressor, config)), flush=True)
