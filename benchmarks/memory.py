@@ -13,6 +13,11 @@ real cost of the pipeline (potentials + decoding). For each (configuration, n):
 * ``"kind": "lm_storage"`` — per n, the bytes of the LM's context-pruned potentials
   (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`: distinct contexts S) against the dense
   (n+2)^3 float64 tensor it replaces, and their ratio;
+* ``"kind": "sibling_storage"`` — per n (up to ``--sibling-max-n``), the second-order dependency model's
+  sibling scores: bytes of the factored form the parser reads
+  (:class:`~dualdecomp.solvers.dependency.siblings.SiblingScores`) against the dense (n+1)^3 tensor the
+  potentials used to build, and the extra peak memory and time of potentials + one free-length parse with
+  each (the dense one only while the tensor is under ``--dense-limit-mb``; the same optimum is checked);
 * ``"kind": "bounded"`` — with the default ``--max-tokens`` (300), the cost of a 2,000-token line in a
   batch (its error row, without parsing it): seconds and extra memory.
 
@@ -118,6 +123,44 @@ def _bounded(compressor_cls, config: str | None) -> dict:
             "error_row": "error" in rows[0]}
 
 
+def _sibling_storage(sentence, warm, dense_limit_mb: float) -> dict:
+    """Factored against dense sibling scores of the shipped second-order dependency model on one sentence."""
+    from dualdecomp.models.dependency.store import load_dependency_model
+    from dualdecomp.solvers.dependency.solver import solve
+
+    model = load_dependency_model(MODEL / "dependency")
+    n = sentence.n
+    out: dict = {"kind": "sibling_storage", "n": n, "second_order": model.second_order}
+    A, S = model.potentials(warm)
+    solve(A, S=S)  # compile the kernel outside the measurement
+    dense_mb = (n + 1) ** 3 * 8 / 2 ** 20
+    for form in ("factored", "dense"):
+        if form == "dense" and dense_mb > dense_limit_mb:
+            out["dense"] = (f"not run: the tensor alone is {dense_mb:.0f} MB > "
+                            f"--dense-limit-mb {dense_limit_mb:g}")
+            break
+        _trim()
+        _reset_peak()
+        before = _status_mb("VmRSS")
+        start = time.perf_counter()
+        A, S = model.potentials(sentence)
+        if form == "dense":
+            S = S.dense()
+        sol = solve(A, S=S)
+        seconds = time.perf_counter() - start
+        peak = _status_mb("VmHWM")
+        out[form] = {"seconds": round(seconds, 3), "extra_mb": round(peak - before, 1), "score": sol.score}
+        if form == "factored":
+            out["factored_mb"] = round(S.nbytes / 2 ** 20, 2)
+        del A, S, sol
+    out["dense_tensor_mb"] = round(dense_mb, 1)
+    if isinstance(out.get("dense"), dict):
+        out["same_score"] = out["dense"]["score"] == out["factored"]["score"]
+        ratio = out["dense"]["extra_mb"] / max(out["factored"]["extra_mb"], 0.1)
+        out["dense_over_factored_extra_mb"] = round(ratio, 1)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 40, 80, 160, 300, 1000, 2000])
@@ -126,9 +169,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-seconds", type=float, default=60.0,
                    help="stop growing n for a configuration after a point slower than this")
     p.add_argument("--fit-from", type=int, default=20, help="smallest n used in the growth fit")
+    p.add_argument("--sibling-max-n", type=int, default=1000,
+                   help="largest n of the sibling-storage measurement (0: skip it)")
+    p.add_argument("--dense-limit-mb", type=float, default=1500.0,
+                   help="measure the dense sibling tensor only while it is smaller than this")
+    p.add_argument("--max-extra-mb", type=float, default=None,
+                   help="stop growing n for a configuration after a point taking more extra memory than this")
+    p.add_argument("--skip-storage", action="store_true", help="no lm_storage / sibling_storage lines")
+    p.add_argument("--storage-only", action="store_true",
+                   help="only the lm_storage and sibling_storage measurements (no configuration sweep)")
     args = p.parse_args(argv)
 
     from dualdecomp.app.compressor import Compressor
+    from dualdecomp.core.errors import DualDecompError
     from dualdecomp.data.parsing import parse_tokens
 
     names = args.configs or ["default", *sorted(q.stem for q in (MODEL / "configs").glob("*.json"))]
@@ -141,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     from dualdecomp.models.lm.model import load_lm
 
     lm = load_lm(MODEL / "lm.binary")
-    for n in lengths:
+    for n in [] if args.skip_storage else lengths:
         start = time.perf_counter()
         packed = lm.trigram_rows(sentences[n].tokens)
         dense = (n + 2) ** 3 * 8
@@ -150,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
                           "dense_mb": round(dense / 2 ** 20, 2),
                           "dense_over_packed": round(dense / packed.nbytes, 1),
                           "seconds": round(time.perf_counter() - start, 4)}), flush=True)
+    for n in [] if args.skip_storage else lengths:
+        if n <= args.sibling_max_n:
+            print(json.dumps(_sibling_storage(sentences[n], sentences[min(lengths)], args.dense_limit_mb)),
+                  flush=True)
+    if args.storage_only:
+        return 0
     for name in names:
         config = None if name == "default" else name
         xs, ts, ms = [], [], []
@@ -157,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         for n in lengths:
             comp = Compressor(MODEL, config, max_tokens=n)
             comp.compress(sentences[min(lengths)])  # compile the kernels outside the measurement
-            point = _measure(comp, sentences[n])
+            try:
+                point = _measure(comp, sentences[n])
+            except (DualDecompError, MemoryError) as exc:  # e.g. the configuration's own max_tokens
+                _trim()
+                print(json.dumps({"kind": "point", "config": name, "n": n,
+                                  "error": f"{type(exc).__name__}: {exc}"}), flush=True)
+                stopped = f"stopped at n = {n}: {type(exc).__name__}"
+                break
             print(json.dumps({"kind": "point", "config": name, "n": n, **point}), flush=True)
             xs.append(n)
             ts.append(point["seconds"])
@@ -165,9 +231,14 @@ def main(argv: list[str] | None = None) -> int:
             if point["seconds"] > args.max_seconds:
                 stopped = f"stopped after n = {n} ({point['seconds']} s > --max-seconds {args.max_seconds})"
                 break
+            if args.max_extra_mb is not None and point["extra_mb"] > args.max_extra_mb:
+                stopped = (f"stopped after n = {n} ({point['extra_mb']} MB > --max-extra-mb "
+                           f"{args.max_extra_mb:g})")
+                break
         fit = [(x, t, m) for x, t, m in zip(xs, ts, ms, strict=True) if x >= args.fit_from]
         print(json.dumps({"kind": "fit", "config": name, "from_n": args.fit_from,
-                          "to_n": max(xs), "time_exponent": _slope([f[0] for f in fit], [f[1] for f in fit]),
+                          "to_n": max(xs, default=None),
+                          "time_exponent": _slope([f[0] for f in fit], [f[1] for f in fit]),
                           "memory_exponent": _slope([f[0] for f in fit], [f[2] for f in fit]),
                           "stopped": stopped}), flush=True)
         print(json.dumps(_bounded(Compressor, config)), flush=True)

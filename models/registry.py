@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import dualdecomp.models as models
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.sentence import Sentence
 
@@ -39,12 +40,23 @@ class ComponentKind:
         weight 1.
     weighted : callable
         ``weighted(unit, weight) -> component``: the decoding component scoring ``weight`` × the model.
+    timed : bool
+        Whether ``unit`` takes a third argument, the sentence's
+        :class:`~dualdecomp.core.deadline.Deadline` (or None), and checks it inside its own loops (for
+        kinds whose potentials can take long: the LM's KenLM lookups, the dependency features).
     """
 
     name: str
     load: Callable[[Path], Any]
     unit: Callable[[Any, Sentence], Any]
     weighted: Callable[[Any, float], Any]
+    timed: bool = False
+
+    def potentials(self, model: Any, sentence: Sentence, deadline: Deadline | None = None) -> Any:
+        """``unit(model, sentence)``, passing ``deadline`` to a :attr:`timed` kind."""
+        if self.timed:
+            return self.unit(model, sentence, deadline)
+        return self.unit(model, sentence)
 
 
 @cache

@@ -126,8 +126,9 @@ def test_time_limit_covers_the_potentials(sentence, config):
 
 
 def test_after_the_potentials_the_decoder_gets_what_is_left(sentence):
-    # one component: nothing to check between; an expired deadline still gives the first primal
-    out = Compressor(config="lm-only").compress(sentence, length=5, deadline=Deadline(0.5, 0.0))
+    # one bigram component (its potentials check no deadline; the lm and dependency ones do, see
+    # tests/test_deadline_potentials.py): an expired deadline still gives the first primal
+    out = Compressor(config="mcdonald").compress(sentence, length=5, deadline=Deadline(0.5, 0.0))
     assert int(out.keep.sum()) == 5 and np.isfinite(out.result.primal)
 
 

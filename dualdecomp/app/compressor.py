@@ -121,9 +121,12 @@ class Compressor:
         self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
 
     def check_size(self, n: int) -> None:
-        """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens`."""
+        """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens` or over the
+        joint configuration's own ``max_tokens``."""
         if n > self.max_tokens:
             raise InputError(too_long_message(n, self.max_tokens))
+        if self.joint is not None:
+            self.joint.check_size(n)
 
     def components(self, sentence: Sentence, chars: int | None = None,
                    deadline: Deadline | None = None) -> tuple[list, str | None]:

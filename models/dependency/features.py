@@ -25,7 +25,9 @@ Everything is hashed into one weight vector of size 2**hash_bits (index 0 is pad
 ``dualdecomp.core.hashing``. Arc and keep indices are computed once per sentence, vectorised over all (h, m);
 the sibling features depend only on per-token types, so their weights are looked up in a small table over the
 types present in the sentence (heads × siblings × modifiers × direction), which makes S[h, s, m] a
-gather instead of O(n^3) hashing.
+gather instead of O(n^3) hashing — and the potentials never build the (n+1)³ tensor: S is returned in
+factored form (``dualdecomp.solvers.dependency.siblings.SiblingScores``: the small tables and two
+(n+1, n+1) address arrays per template) and the parser computes each entry inside its chart.
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.hashing import atom, atoms, feature_index
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.bigram.features import bucket, mix
 from dualdecomp.models.lm.model import normalise_token
+from dualdecomp.solvers.dependency.siblings import SiblingScores
 
 BETWEEN_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
     ("verb", frozenset({"VERB", "AUX"})),
@@ -117,11 +121,6 @@ class SiblingTable:
     hs: np.ndarray
     md: np.ndarray
 
-    def scores(self, weights: np.ndarray) -> np.ndarray:
-        """This template's contribution to S, shape (n+1, n+1, n+1)."""
-        flat = weights[self.grid].ravel()
-        return flat[self.hs[:, :, None] + self.md[:, None, :]]
-
     def indices(self, h: np.ndarray, s: np.ndarray, m: np.ndarray) -> np.ndarray:
         """Weight indices of the triples (h, s, m)."""
         return self.grid.ravel()[self.hs[h, s] + self.md[h, m]]
@@ -153,7 +152,7 @@ class DependencyFeatures:
         """Whether sibling features are present."""
         return bool(self.siblings)
 
-    def potentials(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def potentials(self, weights: np.ndarray) -> tuple[np.ndarray, SiblingScores | None]:
         """The potentials (A, S) of contract 3 under ``weights``.
 
         Parameters
@@ -165,9 +164,11 @@ class DependencyFeatures:
         -------
         A : numpy.ndarray
             (n+1, n+1): ``A[h, m]`` = arc(h, m) + keep(m); -inf on the diagonal and in the unused column 0.
-        S : numpy.ndarray or None
-            (n+1, n+1, n+1) sibling scores (None for a first-order model). Entries that are not a valid
-            (head, previous sibling, modifier) triple are meaningless (the parser never reads them).
+        S : SiblingScores or None
+            The (n+1, n+1, n+1) sibling scores in factored form (None for a first-order model):
+            ``S[h, s, m]`` is the sum over the templates of ``weights[grid]`` at ``hs[h, s] + md[h, m]``,
+            O(n²) memory instead of the dense tensor (``S.dense()`` builds it). Entries that are not a
+            valid (head, previous sibling, modifier) triple are meaningless (the parser never reads them).
         """
         n = self.n
         A = np.full((n + 1, n + 1), -np.inf)
@@ -177,10 +178,13 @@ class DependencyFeatures:
             A[np.arange(1, n + 1), np.arange(1, n + 1)] = -np.inf
         if not self.siblings:
             return A, None
-        S = self.siblings[0].scores(weights)
-        for table in self.siblings[1:]:
-            S += table.scores(weights)
-        return A, S
+        tables = [weights[t.grid].ravel() for t in self.siblings]
+        offsets = np.cumsum([0, *(len(t) for t in tables[:-1])])
+        dtype = np.int32 if sum(len(t) for t in tables) < 2**31 else np.int64
+        hs = np.stack([(t.hs.astype(np.int64) + off).astype(dtype) for t, off in
+                       zip(self.siblings, offsets, strict=True)])
+        md = np.stack([t.md for t in self.siblings]).astype(dtype)
+        return A, SiblingScores(np.concatenate(tables), hs, md)
 
     def vector(self, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The feature vector of a structure as (indices, values); indices may repeat.
@@ -273,7 +277,7 @@ def _sibling_table(template: int, head: np.ndarray, sib: np.ndarray, mod: np.nda
 
 
 def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool = True,
-                        second_order: bool = False) -> DependencyFeatures:
+                        second_order: bool = False, deadline: Deadline | None = None) -> DependencyFeatures:
     """Compute the hashed features of a sentence for the dependency model.
 
     Parameters
@@ -286,11 +290,23 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
         Whether to include word-identity features.
     second_order : bool
         Whether to compute the sibling features (for S).
+    deadline : Deadline, optional
+        The sentence's deadline, checked before each feature template (every O(n²) work).
 
     Returns
     -------
     DependencyFeatures
+
+    Raises
+    ------
+    TimeLimitError
+        When ``deadline`` passes while the features are computed.
     """
+
+    def check(stage: str) -> None:
+        if deadline is not None:
+            deadline.check(f"computing the dependency potentials ({stage})")
+
     if not 1 <= hash_bits <= 31:
         raise ValueError(f"hash_bits must be in [1, 31], got {hash_bits}")
     n = sentence.n
@@ -303,6 +319,7 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
     P = atoms([ROOT, *sentence.pos])
     L = atoms([ROOT, *sentence.labels])
     src = np.array([-1, *sentence.heads], dtype=np.int64)
+    check("source tree")
     depth, up = ancestry(src)
     nchildren = np.bincount(src[1:], minlength=N) if n else np.zeros(N, dtype=np.int64)
     # padded coarse POS over positions -1..n+1 (for the context features)
@@ -354,8 +371,10 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
         count = cum[hi] - cum[np.minimum(lo + 1, hi)]
         parts.append(_combine(np.minimum(count, 2).astype(np.uint64), Ph, Pm, right))
     assert len(parts) == len(ARC_TEMPLATES)
-    arc_idx = np.stack([feature_index(template_number(name), np.broadcast_to(p, (N, n)), 0, hash_bits)
-                        for name, p in zip(ARC_TEMPLATES, parts, strict=True)], axis=2).astype(np.int32)
+    arc_idx = np.empty((N, n, len(ARC_TEMPLATES)), dtype=np.int32)
+    for k, (name, p) in enumerate(zip(ARC_TEMPLATES, parts, strict=True)):
+        check(f"arc feature {name}")
+        arc_idx[:, :, k] = feature_index(template_number(name), np.broadcast_to(p, (N, n)), 0, hash_bits)
 
     tok = np.arange(1, N)
     head_of = src[tok]
@@ -382,6 +401,7 @@ def dependency_features(sentence: Sentence, hash_bits: int = 22, lexical: bool =
     if second_order:
         pos_right = np.arange(N)[None, :] > np.arange(N)[:, None]
         none = np.full(N, atom("<any>"), dtype=np.uint64)
+        check("sibling features")
         siblings = tuple(
             _sibling_table(template_number(name), head, sib, mod, pos_right, hash_bits)
             for name, head, sib, mod in zip(SIBLING_TEMPLATES, (P, none, none), (P, T, L), (P, T, L),

@@ -7,12 +7,13 @@ from dualdecomp.solvers.dependency import Dependency
 
 def _weighted(unit, weight: float) -> Dependency:
     A, S = unit
-    return Dependency(weight * A, S=None if S is None else weight * S)
+    return Dependency(weight * A, S=None if S is None else S.scaled(weight))
 
 
 KIND = ComponentKind(
     name="dependency",
     load=load_dependency_model,
-    unit=lambda model, sentence: model.potentials(sentence),
+    unit=lambda model, sentence, deadline=None: model.potentials(sentence, deadline),
     weighted=_weighted,
+    timed=True,
 )

@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.dependency.features import DependencyFeatures, dependency_features
+from dualdecomp.solvers.dependency.siblings import SiblingScores
 
 
 @dataclass(frozen=True)
@@ -34,18 +36,23 @@ class DependencyModel:
     lexical: bool = True
     meta: dict = field(default_factory=dict)
 
-    def features(self, sentence: Sentence) -> DependencyFeatures:
-        """The hashed features of ``sentence`` under this model's settings."""
+    def features(self, sentence: Sentence, deadline: Deadline | None = None) -> DependencyFeatures:
+        """The hashed features of ``sentence`` under this model's settings (``deadline`` checked between
+        feature templates)."""
         return dependency_features(sentence, hash_bits=self.hash_bits, lexical=self.lexical,
-                                   second_order=self.second_order)
+                                   second_order=self.second_order, deadline=deadline)
 
-    def potentials(self, sentence: Sentence) -> tuple[np.ndarray, np.ndarray | None]:
+    def potentials(self, sentence: Sentence,
+                   deadline: Deadline | None = None) -> tuple[np.ndarray, SiblingScores | None]:
         """The potentials of contract 3 for ``sentence``.
 
         Parameters
         ----------
         sentence : Sentence
             The parsed source sentence.
+        deadline : Deadline, optional
+            The sentence's deadline, checked inside the feature scoring (a
+            :class:`~dualdecomp.core.deadline.TimeLimitError` once passed).
 
         Returns
         -------
@@ -53,7 +60,11 @@ class DependencyModel:
             (n+1, n+1) arc scores (keep scores folded in); feed to
             ``dualdecomp.solvers.dependency.solver.solve(A, S=S)``
             or ``dualdecomp.solvers.dependency.solver.Dependency(A, S=S)``.
-        S : numpy.ndarray or None
-            (n+1, n+1, n+1) sibling scores for a second-order model, else None.
+        S : SiblingScores or None
+            The (n+1, n+1, n+1) sibling scores of a second-order model in factored form
+            (``dualdecomp.solvers.dependency.siblings.SiblingScores``, O(n²) memory), else None.
         """
-        return self.features(sentence).potentials(self.weights)
+        features = self.features(sentence, deadline)
+        if deadline is not None:
+            deadline.check("computing the dependency potentials (weights of the features)")
+        return features.potentials(self.weights)

@@ -70,6 +70,7 @@ from dualdecomp.models.dependency.model import DependencyModel
 from dualdecomp.models.joint.length_calibration import bisect_rate
 from dualdecomp.models.metrics import bigram_f1, token_f1
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
+from dualdecomp.solvers.dependency.siblings import SiblingScores, as_sibling_scores
 from dualdecomp.solvers.dependency.solver import Dependency, solve
 
 LENGTH_MODES = ("free", "gold")
@@ -315,7 +316,7 @@ def search_multiplier(A: np.ndarray, S: np.ndarray | None, length: int,
     return search_exact_multiplier(lambda lam: solve(A, S=S, lam=lam), length, max_solves)
 
 
-def best_tree(A: np.ndarray, S: np.ndarray | None, keep: np.ndarray) -> np.ndarray:
+def best_tree(A: np.ndarray, S: np.ndarray | SiblingScores | None, keep: np.ndarray) -> np.ndarray:
     """Heads of the best tree over root + exactly the kept tokens (the parser with forcing u-terms).
 
     ``u = +M`` on kept tokens and ``-inf`` on the others, with M larger than any difference of tree
@@ -330,8 +331,8 @@ def best_tree(A: np.ndarray, S: np.ndarray | None, keep: np.ndarray) -> np.ndarr
     n = len(keep)
     finite = np.abs(A[np.isfinite(A)])
     bound = float(finite.max()) if finite.size else 0.0
-    if S is not None and S.size:
-        bound += float(np.abs(S).max())
+    if S is not None:
+        bound += as_sibling_scores(S, n).abs_bound()
     big = 1.0 + 4.0 * (n + 1) * bound
     sol = solve(A, S=S, u=np.where(keep, big, -np.inf))
     if not np.array_equal(sol.keep, keep):  # pragma: no cover - guarded by the choice of M

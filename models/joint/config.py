@@ -9,6 +9,10 @@ A joint model is a directory with ``config.json``::
      "decode": {"max_iterations": 200, "length_method": "exact"},
      "fallback": {"max_tokens": 80, "components": [0]}, "length_bias": 0.0}
 
+``max_tokens`` (optional) is the configuration's own size bound, for a configuration whose cost grows
+too fast for the CLI's ``--max-tokens`` (the ILP reference): a longer sentence is refused with an
+:class:`~dualdecomp.core.errors.InputError` (a per-line error row in a batch), whatever ``--max-tokens``
+says (:meth:`JointModel.check_size`).
 ``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
 fixed-length result and sets the free-length compression rate
 (:mod:`dualdecomp.models.joint.length_calibration`).
@@ -35,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.core.errors import DualDecompError, ModelError
+from dualdecomp.core.errors import DualDecompError, InputError, ModelError
 from dualdecomp.core.model_files import verify_file, write_manifest
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
@@ -68,6 +72,7 @@ class JointConfig:
     fallback_max_tokens: int | None = None
     fallback_components: tuple[int, ...] = ()
     length_bias: float = 0.0
+    max_tokens: int | None = None
 
     def to_json(self) -> dict:
         """The ``config.json`` content."""
@@ -79,6 +84,8 @@ class JointConfig:
                                "components": list(self.fallback_components)}
         if self.length_bias:
             out["length_bias"] = self.length_bias
+        if self.max_tokens is not None:
+            out["max_tokens"] = self.max_tokens
         return out
 
 
@@ -128,7 +135,10 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
         raise ModelError(f"{where}: length_bias must be a finite number")
     if bias and not any(c.kind in ("bigram", "dependency", "neural") for c in parsed):
         raise ModelError(f"{where}: length_bias needs a bigram, dependency or neural component")
-    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias))
+    limit = spec.get("max_tokens")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ModelError(f"{where}: max_tokens must be a positive integer")
+    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias), limit)
 
 
 _OTHER_DECODER_OPTIONS = {"ilp": {"decoder", "solver", "time_limit"}, "beam": {"decoder", "beam"}}
@@ -185,12 +195,23 @@ class JointModel:
     def _load(self, c: ComponentSpec):
         return get_kind(c.kind).load(self._resolve(c.path))
 
+    def check_size(self, n: int) -> None:
+        """Raise :class:`~dualdecomp.core.errors.InputError` when ``n`` tokens exceed the configuration's
+        own ``max_tokens``."""
+        limit = self.config.max_tokens
+        if limit is not None and n > limit:
+            name = self.config.name or "this configuration"
+            raise InputError(f"sentence of {n} tokens is longer than the configuration's max_tokens {limit} "
+                             f"({name}: its memory and time grow faster than n^3): split it, or use "
+                             "another configuration")
+
     def components(self, sentence: Sentence, length_bias: float | None = None,
                    deadline: Deadline | None = None) -> tuple[list, str | None]:
         """The weighted components of ``sentence`` and a note when the long-sentence fallback is used.
 
         ``length_bias`` (default: the configuration's) is added per kept token (:func:`with_length_bias`).
-        ``deadline`` is checked between the components' potentials (a
+        ``deadline`` is checked between the components' potentials and inside those of the timed kinds
+        (``lm``, ``dependency``: :attr:`~dualdecomp.models.registry.ComponentKind.timed`) (a
         :class:`~dualdecomp.core.deadline.TimeLimitError` once passed: no compression can be decoded
         without them all).
         """
@@ -206,7 +227,8 @@ class JointModel:
             spec, model = cfg.components[k], self.models[k]
             if deadline is not None and out:
                 deadline.check(f"computing the potentials (before the {spec.kind} component)")
-            out.append(weighted_component(spec.kind, get_kind(spec.kind).unit(model, sentence), spec.weight))
+            unit = get_kind(spec.kind).potentials(model, sentence, deadline)
+            out.append(weighted_component(spec.kind, unit, spec.weight))
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
 

@@ -12,6 +12,7 @@ from dualdecomp.solvers.ngram.packed import PackedTrigram
 KIND = ComponentKind(
     name="lm",
     load=load_lm,
-    unit=lambda lm, sentence: lm.trigram_rows(sentence.tokens),
+    unit=lambda lm, sentence, deadline=None: lm.trigram_rows(sentence.tokens, deadline),
     weighted=lambda T, weight: Trigram(T.scaled(weight) if isinstance(T, PackedTrigram) else weight * T),
+    timed=True,
 )

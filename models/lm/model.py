@@ -22,6 +22,7 @@ from pathlib import Path
 import kenlm
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import verify_file
 from dualdecomp.solvers.ngram.packed import PackedTrigram
@@ -224,7 +225,7 @@ class LanguageModel:
         """
         return self.trigram_rows(tokens).dense()
 
-    def trigram_rows(self, tokens: Sequence[str]) -> PackedTrigram:
+    def trigram_rows(self, tokens: Sequence[str], deadline: Deadline | None = None) -> PackedTrigram:
         """The trigram potentials of :meth:`trigram_tensor`, context-pruned (exact, same numbers).
 
         The score of w_c after the pair (a, b) depends only on KenLM's state after ``w_a w_b``, so pairs
@@ -235,11 +236,19 @@ class LanguageModel:
         ----------
         tokens : sequence of str
             The n raw tokens of the sentence.
+        deadline : Deadline, optional
+            The sentence's deadline, checked once per first context word ``a`` (every O(n) to O(n²)
+            lookups).
 
         Returns
         -------
         PackedTrigram
             ``rows[ctx[a, b], c]`` = T[a, b, c] of :meth:`trigram_tensor` for every entry the DP reads.
+
+        Raises
+        ------
+        TimeLimitError
+            When ``deadline`` passes during the lookups.
         """
         words = self.lm_words(tokens)
         n = len(words)
@@ -266,6 +275,8 @@ class LanguageModel:
         # states after the first word of a context: <s> for a = 0, else w_a from a null context
         heads = [begin, *(self._word_state(w) for w in words)]
         for a in range(0, n + 1):
+            if deadline is not None:
+                deadline.check(f"computing the lm potentials (KenLM lookups, context word {a} of {n})")
             head = heads[a]
             for b in range(a + 1, n + 1):
                 pair = kenlm.State()

@@ -158,16 +158,39 @@ def first_order_backtrack(bI: np.ndarray, bCR: np.ndarray, bCL: np.ndarray) -> n
     return heads
 
 
+@njit(cache=True, inline="always")
+def _sibling(
+    table: np.ndarray, hs: np.ndarray, mdv: np.ndarray, scale: float, h: int, s: int, count: bool
+) -> float:
+    """``S[h, s, m]`` of the factored sibling scores: the semiring product of ``table[hs[k, h, s] +
+    mdv[k]]`` over the templates k, ``mdv[k] = md[k, h, m]`` (in (max, +) the sum times ``scale``; when
+    counting the product of the 0/1 entries)."""
+    v = 1.0 if count else 0.0
+    for k in range(hs.shape[0]):
+        v = _mul(v, table[hs[k, h, s] + mdv[k]], count)
+    if count:
+        return v
+    return scale * v
+
+
 @njit(cache=True)
-def second_order_chart(A: np.ndarray, S: np.ndarray, P: np.ndarray, count: bool) -> tuple:
+def second_order_chart(
+    A: np.ndarray, table: np.ndarray, hs: np.ndarray, md: np.ndarray, scale: float, P: np.ndarray, count: bool
+) -> tuple:
     """Fill the chart of the second-order (sibling) skip parser.
+
+    The sibling weights are given in the factored form of
+    :class:`dualdecomp.solvers.dependency.siblings.SiblingScores` and computed on the fly,
+    ``S[h, s, m] = scale·Σ_k table[hs[k, h, s] + md[k, h, m]]``, so the chart needs O(K·N² + |table|) memory
+    instead of an (N, N, N) tensor.
 
     Parameters
     ----------
     A : numpy.ndarray
         (N, N) arc weights.
-    S : numpy.ndarray
-        (N, N, N) sibling weights ``S[h, s, m]`` (``s = h`` for the closest modifier).
+    table, hs, md, scale
+        The factored sibling weights ``S[h, s, m]`` (``s = h`` for the closest modifier): float64 (T,),
+        int (K, N, N), int (K, N, N) and a float factor (ignored when counting).
     P : numpy.ndarray
         (N, N) premise weights, as in :func:`first_order_chart`.
     count : bool
@@ -194,6 +217,8 @@ def second_order_chart(A: np.ndarray, S: np.ndarray, P: np.ndarray, count: bool)
     bIR = np.full((N, N), -1, np.int64)
     bIL = np.full((N, N), -1, np.int64)
     bSB = np.full((N, N), -1, np.int64)
+    K = hs.shape[0]
+    mdv = np.empty(K, np.int64)
     for a in range(N):
         CR[a, a] = P[a, a]
         if a >= 1:
@@ -224,10 +249,13 @@ def second_order_chart(A: np.ndarray, S: np.ndarray, P: np.ndarray, count: bool)
                 elif v > acc:
                     acc = v
                     arg = r
-            acc = _mul(acc, S[i, i, j], count)
+            for k in range(K):
+                mdv[k] = md[k, i, j]
+            acc = _mul(acc, _sibling(table, hs, mdv, scale, i, i, count), count)
             # ... or next modifier after s: IR(i, s) SB(s, j), weight S[i, s, j].
             for s in range(i + 1, j):
-                v = _mul(_mul(IR[i, s], SB[s, j], count), S[i, s, j], count)
+                sib = _sibling(table, hs, mdv, scale, i, s, count)
+                v = _mul(_mul(IR[i, s], SB[s, j], count), sib, count)
                 if count:
                     acc += v
                 elif v > acc:
@@ -237,11 +265,15 @@ def second_order_chart(A: np.ndarray, S: np.ndarray, P: np.ndarray, count: bool)
             bIR[i, j] = arg
             # Left attachment j -> i: closest modifier CR(i, j-1) CL(j, j), weight S[j, j, i] ...
             if i >= 1:
-                acc = _mul(_mul(CR[i, j - 1], CL[j, j], count), S[j, j, i], count)
+                for k in range(K):
+                    mdv[k] = md[k, j, i]
+                sib = _sibling(table, hs, mdv, scale, j, j, count)
+                acc = _mul(_mul(CR[i, j - 1], CL[j, j], count), sib, count)
                 arg = -1
                 # ... or next modifier after s: SB(i, s) IL(s, j), weight S[j, s, i].
                 for s in range(i + 1, j):
-                    v = _mul(_mul(SB[i, s], IL[s, j], count), S[j, s, i], count)
+                    sib = _sibling(table, hs, mdv, scale, j, s, count)
+                    v = _mul(_mul(SB[i, s], IL[s, j], count), sib, count)
                     if count:
                         acc += v
                     elif v > acc:

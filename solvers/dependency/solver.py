@@ -92,7 +92,9 @@ arc and each sibling pair is scored by the single rule that creates it, each kep
 ``(a, next(a))`` by its premise. The tests check the bijection by counting derivations against a
 brute-force enumeration of structures.
 
-Costs: O(n^3) time and O(n^2) space for all variants (second order has the extra box item).
+Costs: O(n^3) time and O(n^2) space for all variants (second order has the extra box item), plus the
+sibling scores: a dense S is (n+1)^3, the factored form of the model's features O(n^2)
+(:mod:`dualdecomp.solvers.dependency.siblings`).
 
 Integer program (:meth:`Dependency.to_ilp`): the hypergraph of the deduction system, one binary
 variable per hyperedge (rule instance) with a finite weight, flow conservation at every item (sum of its
@@ -122,8 +124,9 @@ from dualdecomp.solvers.dependency.kernels import (
     second_order_backtrack,
     second_order_chart,
 )
+from dualdecomp.solvers.dependency.siblings import SiblingScores, as_sibling_scores
 
-__all__ = ["Dependency", "count_derivations", "hyperedges", "parse", "solve"]
+__all__ = ["Dependency", "SiblingScores", "count_derivations", "hyperedges", "parse", "solve"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -132,8 +135,8 @@ __all__ = ["Dependency", "count_derivations", "hyperedges", "parse", "solve"]
 
 def _check_arrays(
     A: object, B: object | None, S: object | None
-) -> tuple[int, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Validate A, B, S; return ``(n, A, B, S)``."""
+) -> tuple[int, np.ndarray, np.ndarray | None, SiblingScores | None]:
+    """Validate A, B, S; return ``(n, A, B, S)`` with S in factored form (a dense S is not copied)."""
     A = float_array(A, "A")
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
         raise InputError(f"A must have shape (n+1, n+1) with n >= 0, got {A.shape}")
@@ -141,7 +144,7 @@ def _check_arrays(
     if B is not None:
         B = float_array(B, "B", (n + 2, n + 2))
     if S is not None:
-        S = float_array(S, "S", (n + 1, n + 1, n + 1))
+        S = as_sibling_scores(S, n)
     return n, A, B, S
 
 
@@ -178,7 +181,7 @@ def _premises_given(keep: np.ndarray, B: np.ndarray | None) -> np.ndarray:
 # kernels
 
 
-def _best(A: np.ndarray, S: np.ndarray | None, P: np.ndarray) -> tuple[float, np.ndarray]:
+def _best(A: np.ndarray, S: SiblingScores | None, P: np.ndarray) -> tuple[float, np.ndarray]:
     """Run the (max, +) chart; return the goal score and the heads of positions ``0..n``."""
     n = A.shape[0] - 1
     if S is None:
@@ -187,14 +190,14 @@ def _best(A: np.ndarray, S: np.ndarray | None, P: np.ndarray) -> tuple[float, np
         if score == -np.inf:
             return score, np.full(n + 1, -1, np.int64)
         return score, first_order_backtrack(bI, bCR, bCL)
-    CR, _, _, _, _, bCR, bCL, bIR, bIL, bSB = second_order_chart(A, S, P, False)
+    CR, _, _, _, _, bCR, bCL, bIR, bIL, bSB = second_order_chart(A, S.table, S.hs, S.md, S.scale, P, False)
     score = float(CR[0, n])
     if score == -np.inf:
         return score, np.full(n + 1, -1, np.int64)
     return score, second_order_backtrack(bCR, bCL, bIR, bIL, bSB)
 
 
-def _solution(A: np.ndarray, S: np.ndarray | None, P: np.ndarray) -> Solution:
+def _solution(A: np.ndarray, S: SiblingScores | None, P: np.ndarray) -> Solution:
     score, heads = _best(A, S, P)
     if score == -np.inf:
         raise SolverError("no dependency structure has a finite score (every one uses a -inf entry)")
@@ -209,8 +212,9 @@ def parse(A: object, S: object | None = None) -> Solution:
     ----------
     A : array_like
         (n+1, n+1) arc scores ``A[h, m]`` for h -> m; -inf forbids an arc.
-    S : array_like, optional
-        (n+1, n+1, n+1) sibling scores ``S[h, s, m]`` (contract 3).
+    S : array_like or SiblingScores, optional
+        (n+1, n+1, n+1) sibling scores ``S[h, s, m]`` (contract 3), dense or factored
+        (:class:`~dualdecomp.solvers.dependency.siblings.SiblingScores`, O(n²) memory).
 
     Returns
     -------
@@ -247,8 +251,10 @@ def solve(
         (n+1, n+1) arc scores ``A[h, m]`` for h -> m (h in 0..n, m in 1..n); -inf forbids an arc.
     B : array_like, optional
         (n+2, n+2) bigram scores over the kept sequence (contract 1).
-    S : array_like, optional
+    S : array_like or SiblingScores, optional
         (n+1, n+1, n+1) sibling scores ``S[h, s, m]``; ``s = h`` for the closest modifier of a side.
+        Dense or factored (:class:`~dualdecomp.solvers.dependency.siblings.SiblingScores`: the same
+        numbers in O(n²) memory, computed inside the chart).
     u : array_like, optional
         (n,) score added for every kept token (default 0); -inf forbids keeping the token.
     lam : float
@@ -307,8 +313,8 @@ def count_derivations(
     A1 = np.isfinite(A).astype(np.float64)
     if S is None:
         return float(first_order_chart(A1, P, True)[0][0, n])
-    S1 = np.isfinite(S).astype(np.float64)
-    return float(second_order_chart(A1, S1, P, True)[0][0, n])
+    S1 = S.finite()
+    return float(second_order_chart(A1, S1.table, S1.hs, S1.md, 1.0, P, True)[0][0, n])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -319,15 +325,17 @@ Item = tuple[str, int, int]
 Hyperedge = tuple[Item, tuple[Item, ...], float, int]
 
 
-def hyperedges(A: np.ndarray, S: np.ndarray | None, P: np.ndarray, *, prune: bool = True) -> list[Hyperedge]:
+def hyperedges(
+    A: np.ndarray, S: np.ndarray | SiblingScores | None, P: np.ndarray, *, prune: bool = True
+) -> list[Hyperedge]:
     """The rule instances of the deduction system (module docstring) in topological order.
 
     Parameters
     ----------
     A : numpy.ndarray
         (n+1, n+1) arc scores.
-    S : numpy.ndarray or None
-        (n+1, n+1, n+1) sibling scores; None for the first-order system.
+    S : numpy.ndarray or SiblingScores or None
+        (n+1, n+1, n+1) sibling scores (dense or factored); None for the first-order system.
     P : numpy.ndarray
         (n+1, n+1) premise weights π(a, j) (-inf outside ``a <= j``).
     prune : bool
@@ -403,8 +411,8 @@ class Dependency:
         (n+1, n+1) arc scores.
     B : array_like, optional
         (n+2, n+2) bigram scores.
-    S : array_like, optional
-        (n+1, n+1, n+1) sibling scores.
+    S : array_like or SiblingScores, optional
+        (n+1, n+1, n+1) sibling scores, dense or factored (kept factored: O(n²) memory).
 
     Attributes
     ----------
@@ -415,11 +423,13 @@ class Dependency:
     capabilities: ClassVar[Capabilities] = Capabilities(exact_length=False)
 
     def __init__(self, A: object, B: object | None = None, S: object | None = None) -> None:
+        if S is not None and not isinstance(S, SiblingScores):
+            S = np.array(S, dtype=np.float64)  # own copy: the factored form is a view of it
         n, A, B, S = _check_arrays(A, B, S)
         self.n = n
         self.A = A.copy()
         self.B = None if B is None else B.copy()
-        self.S = None if S is None else S.copy()
+        self.S = S  # immutable (read-only arrays)
 
     def solve(self, u: object | None = None) -> Solution:
         """Argmax of the own score + ``u``·keep (see :func:`solve`; raises ``SolverError`` if infeasible)."""

@@ -146,7 +146,8 @@ def _prepare(
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0] - 1
     B = None if B is None else np.asarray(B, dtype=np.float64)
-    S = None if S is None else np.asarray(S, dtype=np.float64)
+    if S is not None:  # a factored SiblingScores is expanded (the oracle's n is tiny)
+        S = S.dense() if hasattr(S, "dense") else np.asarray(S, dtype=np.float64)
     u = np.zeros(n) if u is None else np.asarray(u, dtype=np.float64)
     return n, A, B, S, u - float(lam)
 
