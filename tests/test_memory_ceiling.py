@@ -48,7 +48,10 @@ def _gzip_bomb(path: Path, size: int) -> None:
         fh.write(comp.flush())
 
 
-def test_two_gigabyte_ceiling(tmp_path):
+@pytest.fixture(scope="module")
+def ceiling(tmp_path_factory):
+    """Run the three cases in one 2 GB subprocess; (results by case, the working directory)."""
+    tmp_path = tmp_path_factory.mktemp("ceiling")
     long_line = tmp_path / "long.jsonl"
     words = ("the minister said on monday that the new rules would apply to every company in the "
              "country from next year").split()
@@ -57,7 +60,8 @@ def test_two_gigabyte_ceiling(tmp_path):
     long_line.write_text("".join(json.dumps(r) + "\n" for r in rows))
     bomb = tmp_path / "bomb"
     shutil.copytree(DEFAULT, bomb)
-    (bomb / "t3" / "MANIFEST.json").unlink()  # reach the decompression itself (the checksum refuses first)
+    # reach the decompression itself (the checksum refuses first)
+    (bomb / "t3" / "MANIFEST.json").unlink(missing_ok=True)
     _gzip_bomb(bomb / "t3" / "grammar.json.gz", 1 << 30)
     assert (bomb / "t3" / "grammar.json.gz").stat().st_size < 2 << 20
     cases = [
@@ -69,14 +73,26 @@ def test_two_gigabyte_ceiling(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SCRIPT.format(limit=LIMIT), json.dumps(cases)],
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = {r["case"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    return {r["case"]: r for r in map(json.loads, proc.stdout.splitlines())}, tmp_path
+
+
+def test_two_thousand_token_line_is_its_own_error_row(ceiling):
+    got, tmp_path = ceiling
     # the 2,000-token line gets its own error row; the other line is compressed; exit 2 (a line failed)
     assert got["long"]["code"] == 2, got["long"]
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert "--max-tokens" in out[0]["error"] and "error" not in out[1] and out[1]["certified"]
+
+
+def test_huge_character_budget_is_capped_by_the_sentence(ceiling):
+    got, _ = ceiling
     # --chars 10**9 on a short sentence: the budget is capped by the sentence's length
     assert got["chars"]["code"] == 0, got["chars"]
     assert json.loads(got["chars"]["out"])["certified"]
+
+
+def test_gzip_bomb_grammar_is_refused_while_streaming(ceiling):
+    got, _ = ceiling
     # the gzip bomb is refused while streaming, with the model error's exit code
     assert got["bomb"]["code"] == 3, got["bomb"]
     assert "decompresses to more than" in got["bomb"]["err"]
