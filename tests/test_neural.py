@@ -3,9 +3,7 @@ trip, quantization, the ``neural`` component against brute force and the ILP, ba
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import zipfile
 
 import numpy as np
@@ -23,6 +21,7 @@ from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.unary import Unary
 from tests.neural_tiny import WORDS, oracle_encoder, write_tiny_scorer, write_tiny_tokenizer
 from tests.sequence_cases import ilp_argmax
+from tests.test_unary import brute
 
 SENTENCE = "The council plans on Tuesday to consider 12 elections , xyzzy .".split()
 
@@ -119,13 +118,10 @@ def test_long_sentence_is_scored_window_by_window(tmp_path) -> None:
         scorer.keep_logits([])
 
 
-def _brute(w: np.ndarray, u: np.ndarray, length: int | None) -> float:
-    best = -math.inf
-    for bits in itertools.product((0, 1), repeat=len(w)):
-        keep = np.array(bits, dtype=bool)
-        if length is None or keep.sum() == length:
-            best = max(best, float((w + u)[keep].sum()))
-    return best
+def _best(comp: Unary, u: np.ndarray, length: int | None) -> float:
+    """The brute-force optimum of test_unary's oracle (at ``length`` tokens, or over every length)."""
+    by_length = brute(comp, u)
+    return max(by_length.values()) if length is None else by_length[length]
 
 
 @settings(max_examples=30, deadline=None)
@@ -139,7 +135,7 @@ def test_neural_component_equals_brute_force(tiny_loaded, words, weight, seed) -
     u = np.random.default_rng(seed).normal(size=len(words))
     for length in (None, len(words) // 2):
         sol = comp.solve(u, length=length)
-        best = _brute(comp.w, u, length)
+        best = _best(comp, u, length)
         assert abs(sol.score - best) <= 1e-9 * max(1.0, abs(best))
         assert abs(comp.best_given(sol.keep) + float(u[sol.keep].sum()) - best) <= 1e-9 * max(1.0, abs(best))
 
@@ -152,7 +148,7 @@ def test_neural_component_to_ilp_equals_brute_force(tiny_loaded, seed) -> None:
     u = rng.normal(size=len(words))
     for length in (None, 3):
         keep, value = ilp_argmax([comp], len(words), u, length)
-        assert abs(value - _brute(comp.w, u, length)) <= 1e-6
+        assert abs(value - _best(comp, u, length)) <= 1e-6
 
 
 @pytest.fixture(scope="module")
