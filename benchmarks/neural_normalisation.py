@@ -2,7 +2,7 @@
 
 The neural scorer is trained on the Google training portion, lowercased with every token containing a
 digit written ``##`` (and on cased JSONL corpora normalised the same way at training time), and its
-inputs are normalised the same way at inference (:func:`dualdecomp.models.neural.pieces.normalise_word`;
+inputs are normalised the same way at inference (:func:`dualdecomp.data.normalisation.mask_digits`;
 the uncased tokenizer lowercases). This script scores the scorer alone at free length (keep the tokens
 with positive log-odds) on each dev file twice: with the normalisation, and with the raw cased tokens
 (digits kept), and prints token F1 and compression rate per dev file, one JSON line each.
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in DEV:
         items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions]
         f1, cr = _score(scorer, items)
-        with mock.patch.object(pieces, "normalise_word", lambda w: w):
+        with mock.patch.object(pieces, "mask_digits", lambda w: w):
             raw_f1, raw_cr = _score(scorer, items)
         print(json.dumps({"dev": name, "normalised": {"token_f1": round(f1, 2), "cr": round(cr, 1)},
                           "raw_cased_digits": {"token_f1": round(raw_f1, 2), "cr": round(raw_cr, 1)}}),

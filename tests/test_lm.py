@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.models.lm.build import (
     arpa_counts,
     build_lm,
@@ -33,7 +34,7 @@ from dualdecomp.models.lm.build import (
     lm_tokens,
     read_corpus_sentences,
 )
-from dualdecomp.models.lm.model import RARE, LanguageModel, load_lm, normalise, normalise_token
+from dualdecomp.models.lm.model import RARE, LanguageModel, load_lm, normalise
 
 REPO = Path(__file__).resolve().parent.parent
 WRITTEN = REPO / "data" / "corpora" / "written.train.jsonl"

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.normalisation import mask_digits
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
-from dualdecomp.models.neural.pieces import MAX_PIECES_PER_WORD, Pieces, normalise_word
+from dualdecomp.models.neural.pieces import MAX_PIECES_PER_WORD, Pieces
 from dualdecomp.models.neural.store import load_neural_model, quantize_rows
 from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.unary import Unary
@@ -76,7 +77,7 @@ def test_pieces_normalise_digits_and_unknown_words(tiny) -> None:
     assert per_word[1] == per_word[2] == pieces.word_pieces(["##"])[0]
     assert per_word[3] == [pieces.unk_id]
     assert all(1 <= len(p) <= MAX_PIECES_PER_WORD for p in per_word)
-    assert normalise_word("3rd") == "##" and normalise_word("third") == "third"
+    assert mask_digits("3rd") == "##" and mask_digits("third") == "third"
 
 
 @pytest.fixture(scope="module")

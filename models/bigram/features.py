@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.hashing import atom, atoms, feature_index
+from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.bigram.span_stats import all_pairs, span_stats
-from dualdecomp.models.lm.model import normalise_token
 
 VERB_POS = frozenset({"VERB", "AUX"})
 PUNCT_POS = frozenset({"PUNCT", "SYM"})

@@ -4,7 +4,7 @@ A structure is a kept set K with a projective tree over the root 0 and K
 (``dualdecomp.solvers.dependency.solver``). Its feature vector is the sum of
 
 * **arc features** of every arc h → m (h in 0..n, m in 1..n; h = 0 is the root): head and modifier words
-  (``dualdecomp.models.lm.model.normalise_token``), fine and coarse POS, the source dependency labels of h
+  (``dualdecomp.data.normalisation.normalise_token``), fine and coarse POS, the source dependency labels of h
   and m, the
   arc's relation to the *source* spaCy tree (h is m's head, grandparent, a further ancestor, m is an
   ancestor of h, h and m are siblings, none of these), direction and distance bucket, the POS context
@@ -38,9 +38,9 @@ import numpy as np
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.hashing import atom, atoms, feature_index
+from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.bigram.features import bucket, mix
-from dualdecomp.models.lm.model import normalise_token
 from dualdecomp.solvers.dependency.siblings import SiblingScores
 
 BETWEEN_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (

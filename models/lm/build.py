@@ -1,10 +1,10 @@
 """Estimate KenLM n-gram models with ``lmplz`` / ``build_binary``, and read corpora into token sentences.
 
-Every token is normalised with :func:`dualdecomp.models.lm.model.normalise_token` (lowercase; a token with a
-digit becomes
-``##``) and the tokens ``<unk>``, ``<s>`` and ``</s>`` become ``<rare>`` (lmplz reserves them; ``<unk>``
-is the Google corpus' placeholder for rare words). Estimation is modified Kneser-Ney
-(``lmplz --discount_fallback``); the binary is a KenLM trie, quantised to 8 bits by default.
+Every token is normalised with :func:`dualdecomp.data.normalisation.normalise_token` (lowercase; a
+token with a digit becomes ``##``) and the tokens ``<unk>``, ``<s>`` and ``</s>`` become ``<rare>``
+(lmplz reserves them; ``<unk>`` is the Google corpus' placeholder for rare words).
+Estimation is modified Kneser-Ney (``lmplz --discount_fallback``); the binary is a KenLM trie, quantised
+to 8 bits by default.
 
 The two programs are looked up in this order: the ``lmplz`` argument (a directory holding both, or the
 path of ``lmplz`` itself), ``$DUALDECOMP_LMPLZ_DIR``, ``PATH``, ``<repo>/.tools/bin`` (where
@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from dualdecomp.core.errors import InputError, ModelError
-from dualdecomp.models.lm.model import RARE, SPECIAL_TOKENS, normalise_token
+from dualdecomp.data.normalisation import normalise_token
+from dualdecomp.models.lm.model import RARE, SPECIAL_TOKENS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOOLS_BIN = REPO_ROOT / ".tools" / "bin"

@@ -32,8 +32,9 @@ from pathlib import Path
 
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError
 from dualdecomp.core.model_files import file_sha256
+from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.models.lm.build import BuiltLM, build_lm_report, read_corpora_sentences
-from dualdecomp.models.lm.model import LanguageModel, load_lm, normalise_token
+from dualdecomp.models.lm.model import LanguageModel, load_lm
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
@@ -207,7 +208,7 @@ Altun 2013, "provided AS IS" by Google):
 - `eval.train.jsonl`: every text **and** every compression.
 - Not used: `eval.dev.jsonl` (development data) and anything else.
 
-Normalisation (`dualdecomp.models.lm.model.normalise_token`, the normalisation of the Google training
+Normalisation (`dualdecomp.data.normalisation.normalise_token`, the normalisation of the Google training
 portion): tokens
 lowercased, every token containing a digit replaced by `##`; the corpus' rare-word placeholder `<unk>`
 is written `<rare>` (lmplz reserves `<unk>`). At query time, `dualdecomp.models.lm.model.LanguageModel` maps

@@ -25,41 +25,16 @@ import numpy as np
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import verify_file
+from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.solvers.ngram.packed import PackedTrigram
 
 RARE = "<rare>"
 """The LM token standing for a rare word (the corpus' ``<unk>`` placeholder)."""
 
-DIGIT_TOKEN = "##"
-"""What every token containing a digit becomes."""
-
 SPECIAL_TOKENS = frozenset({"<unk>", "<s>", "</s>"})
 """Input tokens that never denote themselves: they are scored as unknown words."""
 
 _NEG_INF = -math.inf
-
-
-def normalise_token(tok: str) -> str:
-    """Normalise one token like the Google training data: lowercase; a token with a digit becomes ``##``.
-
-    Parameters
-    ----------
-    tok : str
-        A token.
-
-    Returns
-    -------
-    str
-        ``"##"`` if ``tok`` contains a (Unicode) digit, else ``tok.lower()``.
-
-    Examples
-    --------
-    >>> normalise_token("Obama"), normalise_token("1,500"), normalise_token("G8")
-    ('obama', '##', '##')
-    """
-    if any(ch.isdigit() for ch in tok):
-        return DIGIT_TOKEN
-    return tok.lower()
 
 
 def normalise(tokens: Iterable[str]) -> list[str]:

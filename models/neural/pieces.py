@@ -1,9 +1,10 @@
 """Words to word pieces for the neural scorer, with the index of each word's first piece.
 
 The scorer reads one score per word from the hidden state of the word's first piece. Words are
-normalised as the Google training data were (:func:`normalise_word`: a token with a digit becomes ``##``;
-the tokenizer lowercases), a word contributes at most :data:`MAX_PIECES_PER_WORD` pieces (a pathological
-"word" cannot fill the window), and a sentence longer than the encoder's window is cut into consecutive
+normalised as the Google training data were (:func:`dualdecomp.data.normalisation.mask_digits`: a
+token with a digit becomes ``##``; the tokenizer lowercases), a word contributes at most
+:data:`MAX_PIECES_PER_WORD` pieces (a pathological "word" cannot fill the window), and a sentence
+longer than the encoder's window is cut into consecutive
 windows at word boundaries, each encoded on its own with its own ``[CLS]``/``[SEP]``. Training and
 inference use this one module, so they see the same pieces.
 """
@@ -18,25 +19,15 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.data.normalisation import mask_digits
 
-__all__ = ["MAX_PIECES_PER_WORD", "PieceWindow", "Pieces", "normalise_word"]
+__all__ = ["MAX_PIECES_PER_WORD", "PieceWindow", "Pieces"]
 
 MAX_PIECES_PER_WORD = 8
 """Pieces kept per word (its first ones); the first piece carries the word's score."""
 
 UNKNOWN_MARK = "<unk>"
 """How the Google training files mark rare words (read as the tokenizer's unknown piece)."""
-
-
-def normalise_word(word: str) -> str:
-    """A word as the scorer sees it: ``##`` if it contains a digit (as in the Google training data).
-
-    Examples
-    --------
-    >>> normalise_word("1,500"), normalise_word("G8"), normalise_word("Obama")
-    ('##', '##', 'Obama')
-    """
-    return "##" if any(ch.isdigit() for ch in word) else word
 
 
 @dataclass(frozen=True)
@@ -90,7 +81,7 @@ class Pieces:
 
     def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
         """The piece ids of each (normalised) word, at most :data:`MAX_PIECES_PER_WORD`, at least one."""
-        normalised = [normalise_word(w) for w in words]
+        normalised = [mask_digits(w) for w in words]
         enc = self._tok.encode(normalised, is_pretokenized=True, add_special_tokens=False)
         out: list[list[int]] = [[] for _ in words]
         for piece, word in zip(enc.ids, enc.word_ids, strict=True):
