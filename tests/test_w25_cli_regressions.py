@@ -75,10 +75,11 @@ def _dev_input(path: Path, n: int) -> Path:
 def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_path: Path) -> None:
     """W2.5 "two concurrent runs on one output mix their journals: take a lock".
 
-    Run A is stopped (SIGSTOP) as soon as its journal ``OUT.partial`` exists, so it holds the output for
-    sure while run B starts on the same output: B must stop with exit 2 and "another run is writing this
-    output" and leave A's journal alone; A, continued, writes the same bytes as a clean run on its own.
-    (Before W2.5, B truncated A's journal, wrote the output and exited 0.)
+    Run A is stopped (SIGSTOP) as soon as its journal ``OUT.partial`` holds a first row (the lock, where
+    there is one, is taken before any row), so it surely holds the output while run B starts on the same
+    output: B must stop with exit 2 and "another run is writing this output", leaving A's journal as it
+    was; A, continued, writes the same bytes as a clean run on its own. (Before W2.5, B truncated A's
+    journal, wrote the output and exited 0.)
     """
     inp = _dev_input(tmp_path / "in.jsonl", 12)
     out, clean = tmp_path / "out.jsonl", tmp_path / "clean.jsonl"
@@ -87,19 +88,23 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_runs(tmp_pat
     c = _start(*args, str(clean), cwd=tmp_path)
     a = _start(*args, str(out), cwd=tmp_path)
     try:
-        while not journal.exists() and a.poll() is None:  # no time assumed: A stops once it is there
+        # no time assumed: poll until A has journalled a row (or ended), then freeze it there
+        while a.poll() is None and not (journal.exists() and b"\n" in journal.read_bytes()):
             time.sleep(0.002)
-        os.kill(a.pid, signal.SIGSTOP)
-        assert journal.exists(), "run A ended before its journal was seen: " + a.communicate()[1][-3000:]
+        if a.returncode is None:  # not reaped: the pid is still A's
+            os.kill(a.pid, signal.SIGSTOP)
+        assert a.returncode is None, "run A ended before a journal row was seen: " + a.stderr.read()[-3000:]
+        journal_before_b = journal.read_bytes()
         b = _run(*args, str(out), cwd=tmp_path)
-        journal_during_b = journal.exists()
-        out_during_b = out.exists()
+        journal_after_b = journal.read_bytes() if journal.exists() else None
+        out_after_b = out.exists()
     finally:
-        os.kill(a.pid, signal.SIGCONT)
+        if a.returncode is None:
+            os.kill(a.pid, signal.SIGCONT)
         a_out, a_err = a.communicate(timeout=TIMEOUT)
         c_out, c_err = c.communicate(timeout=TIMEOUT)
     _one_line_error(b, 2, "another run is writing this output")
-    assert journal_during_b and not out_during_b  # B neither deleted A's journal nor wrote the output
+    assert journal_after_b == journal_before_b and not out_after_b  # B touched neither A's journal nor OUT
     assert a.returncode == 0 and "Traceback" not in a_err, a_err[-3000:]
     assert c.returncode == 0, c_err[-3000:]
     assert out.read_bytes() == clean.read_bytes()
