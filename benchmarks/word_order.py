@@ -7,6 +7,10 @@ Measurements (``--what``):
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output compares with it under the same model (same score, lower score).
+* ``lm-grid``: the ``--conditions`` at each LM weight of ``--lm-weights`` (the selection of the weight
+  the model stores; run it on dev sentences the reported table does not use, ``--start``).
+
+The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
 
 Every line carries the peak resident memory of the process so far (``ru_maxrss``).
 
@@ -27,6 +31,7 @@ import time
 
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
@@ -46,21 +51,40 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="data/word_order_model")
     parser.add_argument("--dev", required=True)
-    parser.add_argument("--sentences", type=int, default=200, help="first N dev sentences")
+    parser.add_argument("--sentences", type=int, default=200, help="N dev sentences (from --start)")
+    parser.add_argument("--start", type=int, default=0, help="skip the first dev sentences")
     parser.add_argument("--timeout", type=float, default=1.0)
     parser.add_argument("--chart-size", type=int, default=32)
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--curve-sentences", type=int, default=100)
     parser.add_argument("--exact-states", type=int, default=100_000)
-    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact"),
+    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact", "lm-grid"),
                         default=["conditions", "curve", "exact"])
+    parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
+    parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
+    parser.add_argument("--lm-weights", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0, 2.0])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    model = load_model(args.model)
-    dev = read_conllu_examples(args.dev, limit=max(args.sentences, args.curve_sentences))
-    base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size}
+    plain = load_model(args.model)
+    model = with_decoding_lm(plain, args.lm, args.lm_weight)
+    lm_weight = model.lm.weight if model.lm is not None else 0.0
+    dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
+    dev = dev[args.start:]
+    base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
+            "start": args.start, "lm_weight": lm_weight}
+
+    if "lm-grid" in args.what:
+        examples = dev[:args.sentences]
+        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
+        for weight in args.lm_weights:
+            weighted = with_decoding_lm(plain, args.lm, weight)
+            for condition in args.conditions:
+                scores, _ = evaluate(examples, lambda inp, m=weighted: best_first(m, inp, search), condition,
+                                     args.seed)
+                _emit({**base, "measure": "lm_grid", "lm_weight": weight, "condition": condition,
+                       "timeout": args.timeout, "method": "best-first (approximate)", **scores.as_json()})
 
     if "conditions" in args.what:
         examples = dev[:args.sentences]

@@ -103,6 +103,8 @@ def test_projectivity():
     (["order", "--words", "  "], "empty"),
     (["order", "--input", "nonexistent.conllu"], "no such file"),
     (["order", "--input", "x.txt"], "unknown input format"),
+    (["order", "--words", "a b", "--lm-weight", "-1"], "--lm-weight"),
+    (["order", "--words", "a b", "--lm-weight", "nan"], "--lm-weight"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
@@ -113,3 +115,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 def test_cli_missing_model_is_exit_3(capsys, tmp_path):
     assert main(["order", "--model", str(tmp_path), "--words", "a b"]) == 3
     assert "not found" in capsys.readouterr().err
+
+
+def test_cli_missing_or_invalid_lm_is_exit_3(capsys, tmp_path):
+    assert main(["order", "--words", "a b", "--lm", str(tmp_path / "none.binary"), "--lm-weight", "1"]) == 3
+    (tmp_path / "bad.arpa").write_text("not an arpa file\n")
+    assert main(["order", "--words", "a b", "--lm", str(tmp_path / "bad.arpa"), "--lm-weight", "1"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2

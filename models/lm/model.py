@@ -149,6 +149,43 @@ class LanguageModel:
             state, out = out, state
         return total
 
+    def phrase_logprob(self, words: Sequence[str], context: Sequence[str] | None = None,
+                       eos: bool = False) -> float:
+        """log10 probability of LM words after a context, optionally followed by ``</s>``.
+
+        Parameters
+        ----------
+        words : sequence of str
+            LM words (already mapped by :meth:`lm_word`).
+        context : sequence of str or None
+            None: the null context (a phrase that may not start the sentence: its first word is scored
+            as a unigram). Otherwise the LM words before ``words``; a leading ``"<s>"`` is the sentence
+            start.
+        eos : bool
+            Also score ``</s>`` after ``words``.
+
+        Returns
+        -------
+        float
+            With ``context=("<s>",)`` and ``eos=True`` equal to ``kenlm.Model.score(" ".join(words))``.
+        """
+        model = self._model
+        state, out = kenlm.State(), kenlm.State()
+        context = tuple(context or ())
+        if context[:1] == ("<s>",):
+            model.BeginSentenceWrite(state)
+            context = context[1:]
+        else:
+            model.NullContextWrite(state)
+        for word in context:
+            model.BaseScore(state, word, out)
+            state, out = out, state
+        total = 0.0
+        for word in [*words, "</s>"] if eos else words:
+            total += model.BaseScore(state, word, out)
+            state, out = out, state
+        return total
+
     def bigram_matrix(self, tokens: Sequence[str]) -> np.ndarray:
         """Bigram potentials of contract 1: log10 p(w_j | w_i) with a one-word context.
 

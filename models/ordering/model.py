@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
 from dualdecomp.models.ordering.features import attach_features, leaf_features
 from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 
 FORMAT = "dualdecomp-word-order/1"
 
@@ -38,6 +39,9 @@ class OrderingModel:
     hash_bits : int
     meta : dict
         Provenance (training data, learner, epochs, dev scores).
+    lm : OrderingLM or None
+        A language model added to every edge's score at decoding time (:meth:`with_lm`); the trainer
+        refuses a model that has one.
     """
 
     weights: np.ndarray
@@ -46,6 +50,7 @@ class OrderingModel:
     open_tags: tuple[int, ...]
     hash_bits: int
     meta: dict = field(default_factory=dict)
+    lm: OrderingLM | None = field(default=None, compare=False, repr=False)
 
     @property
     def mask(self) -> int:
@@ -64,6 +69,10 @@ class OrderingModel:
             tags = self.word_tags.get(word.lower(), self.open_tags)
         return tags
 
+    def with_lm(self, lm: OrderingLM | None) -> OrderingModel:
+        """The same weights with ``lm`` added to every edge's score (None: without an LM)."""
+        return replace(self, lm=lm)
+
     def context(self, inp: OrderingInput) -> Context:
         """The feature/constraint context of an input."""
         return make_context(inp, self.tag_names, self.tag_index, self.dictionary_tags)
@@ -77,14 +86,25 @@ class OrderingModel:
         for k in range(ctx.n):
             for tag in ctx.leaf_tags[k]:
                 local = leaf_features(ctx, k, tag, self.mask)
+                score = float(w[local].sum())
+                if self.lm is not None:
+                    score += self.lm.leaf(ctx.words, k, ctx.full == 1 << k)
                 out.append(Edge(1 << k, (k,), (tag,), k, 0, tag, (), (), 1, local, local, None,
-                                gold_tags is not None and gold_tags[k] == tag, float(w[local].sum())))
+                                gold_tags is not None and gold_tags[k] == tag, score))
         return out
 
     def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
         """F of the edge that attaching would build, from the current scores of its two parts."""
         local = attach_features(ctx, head, dep, right, self.mask)
-        return head.score + dep.score + float(self.weights[local].sum())
+        return (head.score + dep.score + float(self.weights[local].sum())
+                + self._lm_join(ctx, head, dep, right))
+
+    def _lm_join(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
+        """The LM term of concatenating the two edges (0 without an LM)."""
+        if self.lm is None:
+            return 0.0
+        left, rest = (head, dep) if right else (dep, head)
+        return self.lm.join(ctx.words, left.words, rest.words, (head.mask | dep.mask) == ctx.full)
 
     def attach(self, ctx: Context, head: Edge, dep: Edge, right: bool, gold: bool = False,
                with_phi: bool = True) -> Edge:
@@ -102,7 +122,8 @@ class OrderingModel:
             words, tags = dep.words + head.words, dep.tags + head.tags
             hpos, left, rights = head.head_pos + len(dep.words), head.left + (new,), head.right
         phi = np.concatenate((head.phi, dep.phi, local)) if with_phi else None
-        score = head.score + dep.score + float(self.weights[local].sum())
+        score = (head.score + dep.score + float(self.weights[local].sum())
+                 + self._lm_join(ctx, head, dep, right))
         return Edge(head.mask | dep.mask, words, tags, head.head, hpos, head.head_tag, left, rights,
                     head.size + dep.size + 1, local, phi, (head, dep, right), gold, score)
 
@@ -118,7 +139,7 @@ class OrderingModel:
         return np.concatenate(parts)
 
     def rescore(self, edge: Edge) -> None:
-        """Recompute F(e) = phi(e) . theta in place (after a weight update)."""
+        """Recompute F(e) = phi(e) . theta in place (after a weight update; models without an LM)."""
         edge.score = float(self.weights[edge.phi].sum())
 
     # --- persistence ---------------------------------------------------------------------------

@@ -91,6 +91,8 @@ class Trainer:
     """
 
     def __init__(self, model: OrderingModel, config: TrainConfig) -> None:
+        if model.lm is not None:
+            raise InputError("the trainer learns the syntax model alone: give it a model without an LM")
         self.model = model
         self.config = config
         self.accumulated = np.zeros_like(model.weights)

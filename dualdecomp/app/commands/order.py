@@ -91,6 +91,12 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-expansions", type=int, default=None, metavar="K",
                         help="also stop best-first search after K pops")
     parser.add_argument("--chart-size", type=int, default=32, help="chart beam (default: %(default)s)")
+    parser.add_argument("--lm", default=None, metavar="FILE",
+                        help="KenLM model (order 2 or 3) added to the ordering score (default: the embedded "
+                             "compression trigram)")
+    parser.add_argument("--lm-weight", type=float, default=None, metavar="W",
+                        help="weight of the LM term; 0 = no LM (default: the weight the model stores, "
+                             "selected on dev)")
     parser.add_argument("--exact", action="store_true",
                         help="decode full-tree inputs with the exact DP (certified)")
     parser.add_argument("--exact-states", type=int, default=100_000,
@@ -117,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
 def _decoder(args: argparse.Namespace):
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.ordering.exact import ExactConfig, decode
+    from dualdecomp.models.ordering.lm_feature import with_decoding_lm
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.search import SearchConfig
 
@@ -124,7 +131,9 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--timeout must be positive")
     if args.chart_size < 1:
         raise InputError("--chart-size must be at least 1")
-    model = load_model(args.model or _default_model())
+    if args.lm_weight is not None and not 0 <= args.lm_weight < float("inf"):
+        raise InputError("--lm-weight must be a non-negative number")
+    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states) if args.exact else None

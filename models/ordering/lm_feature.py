@@ -1,0 +1,141 @@
+"""A KenLM n-gram language model as one more term of the ordering score, exact under concatenation.
+
+The score of an edge becomes ``F(e) + weight * LM(e)``, where LM(e) is the log10 probability of the
+edge's word string read from a null context (a phrase may end up anywhere in the sentence) minus the
+unigram log10 probabilities of its words — for a goal edge, the probability of the whole sentence with
+``<s>`` and ``</s>`` minus the same unigrams. Every output of one bag holds the same words, so the unigram
+sum is one constant per input: it changes no ranking of complete outputs, and it keeps the scaled
+scores of small and large partial edges comparable (a leaf's LM term is 0, and a concatenation adds how
+much likelier the words are in context than alone), which the best-first agenda needs.
+
+Concatenating phrases L and R changes only the scores of R's first ``order - 1`` words (they now see L's
+last words): :meth:`OrderingLM.join` adds exactly that difference, and a goal edge adds the sentence start
+and end. So the sum over any derivation is the weight times (KenLM score of the output sentence − the
+unigram scores of its words) — tested against KenLM's own per-word scores.
+
+Everything these terms read from an edge (its first and last two words, for a trigram) is part of the
+exact DP's signature (``dualdecomp.models.ordering.exact.signature``), so the exact decoder stays exact
+with the LM; LMs of order above 3 are refused for that reason. The LM is a decoding-time term: the
+trainer learns the syntax model alone, and the weight is chosen on dev (README, "Word ordering").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.locations import default_model_dir
+from dualdecomp.models.lm.model import LanguageModel, load_lm
+
+if TYPE_CHECKING:
+    # lazy: for the annotation only (the model module imports this one)
+    from dualdecomp.models.ordering.model import OrderingModel
+
+MAX_ORDER = 3
+"""Highest n-gram order whose terms the exact DP's signature covers (first/last two words)."""
+
+
+class OrderingLM:
+    """The weighted LM terms of edges (see the module docstring).
+
+    Parameters
+    ----------
+    lm : LanguageModel
+    weight : float
+        Multiplies every log10 term (0 < weight).
+
+    Raises
+    ------
+    InputError
+        An LM of order below 2 or above :data:`MAX_ORDER`, or a weight that is not a positive finite number.
+    """
+
+    def __init__(self, lm: LanguageModel, weight: float) -> None:
+        if not 2 <= lm.order <= MAX_ORDER:
+            raise InputError(f"word ordering takes an LM of order 2 to {MAX_ORDER} (got {lm.order}): the "
+                             "exact decoder's signature covers the first and last two words")
+        if not 0 < weight < float("inf"):
+            raise InputError(f"the LM weight must be a positive number (got {weight})")
+        self.lm = lm
+        self.weight = float(weight)
+        self.k = lm.order - 1
+        self._lm_words: dict[str, str] = {}
+        self._cache: dict[tuple, float] = {}
+
+    def words(self, ctx_words: Sequence[str], indices: Sequence[int]) -> tuple[str, ...]:
+        """The LM words of some input words."""
+        out = []
+        for k in indices:
+            token = ctx_words[k]
+            word = self._lm_words.get(token)
+            if word is None:
+                word = self._lm_words[token] = self.lm.lm_word(token)
+            out.append(word)
+        return tuple(out)
+
+    def _logprob(self, words: tuple[str, ...], context: tuple[str, ...] | None, eos: bool = False) -> float:
+        key = (words, context, eos)
+        value = self._cache.get(key)
+        if value is None:
+            if len(self._cache) > 1_000_000:
+                self._cache.clear()
+            value = self._cache[key] = self.lm.phrase_logprob(words, context, eos)
+        return value
+
+    def leaf(self, ctx_words: Sequence[str], k: int, goal: bool) -> float:
+        """The term of the one-word edge of word ``k`` (a goal edge when the input has one word)."""
+        return self.weight * self._ends(self.words(ctx_words, (k,))) if goal else 0.0
+
+    def join(self, ctx_words: Sequence[str], left: Sequence[int], right: Sequence[int], goal: bool) -> float:
+        """The term added by concatenating the word strings ``left`` then ``right`` (input indices)."""
+        k = self.k
+        first = self.words(ctx_words, right[:k])
+        delta = self._logprob(first, self.words(ctx_words, left[-k:])) - self._logprob(first, None)
+        if goal:
+            joined = (*left, *right)
+            delta += self._ends(self.words(ctx_words, (*joined[:k], *joined[-k:])) if len(joined) > 2 * k
+                                else self.words(ctx_words, joined))
+        return self.weight * delta
+
+    def _ends(self, words: tuple[str, ...]) -> float:
+        """Sentence start and end of a full sentence given by its first and last ``k`` words (or all)."""
+        k = self.k
+        start = words[:k]
+        before_end = words[-k:] if len(words) > k else ("<s>", *words)
+        return (self._logprob(start, ("<s>",)) - self._logprob(start, None)
+                + self._logprob((), before_end, eos=True))
+
+
+def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
+                     weight: float | None = None) -> OrderingModel:
+    """The model as it decodes: with the LM term when its weight is positive.
+
+    Parameters
+    ----------
+    model : OrderingModel
+    lm_path : path, optional
+        A KenLM model (ARPA or binary) of order 2 or 3; default: the embedded default model's trigram
+        (``lm.binary``, the compression LM).
+    weight : float, optional
+        The LM weight; default: the one selected on dev and stored in the model (``meta["decode"]
+        ["lm_weight"]``), 0 when the model stores none. 0 decodes without an LM.
+
+    Returns
+    -------
+    OrderingModel
+
+    Raises
+    ------
+    InputError
+        A negative or non-finite weight, or an LM of the wrong order.
+    ModelError
+        The LM file is missing or invalid.
+    """
+    if weight is None:
+        weight = float(model.meta.get("decode", {}).get("lm_weight", 0.0))
+    if weight == 0:
+        return model.with_lm(None)
+    path = Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary"
+    return model.with_lm(OrderingLM(load_lm(path), weight))

@@ -1,0 +1,69 @@
+"""The LM term of word ordering: its sum over any derivation is the KenLM score of the sentence minus the
+unigram scores of its words, and the exact DP and exhaustive best-first search stay equal to brute force
+with it."""
+
+from __future__ import annotations
+
+import kenlm
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.data.locations import default_model_dir
+from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.search import SearchConfig, best_first
+from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from tests.ordering_oracles import brute_force_best, linearisations, random_model
+from tests.test_order_exact import trees
+
+LM_PATH = default_model_dir() / "lm.binary"
+LM = load_lm(LM_PATH)
+RAW = kenlm.Model(str(LM_PATH))  # the oracle: KenLM's own per-word scores of the whole sentence
+
+
+@settings(max_examples=30, deadline=None)
+@given(inp=trees(max_n=5), seed=st.integers(0, 10_000), weight=st.floats(0.05, 5.0))
+def test_lm_terms_of_every_derivation_sum_to_the_sentence_score(inp, seed, weight):
+    plain = random_model(seed)
+    with_lm = plain.with_lm(OrderingLM(LM, weight))
+    ctx = plain.context(inp)
+    goals = linearisations(plain, ctx, inp.heads)
+    goals_lm = linearisations(with_lm, ctx, inp.heads)
+    assert len(goals) == len(goals_lm) > 0
+    for edge, edge_lm in zip(goals, goals_lm, strict=True):
+        assert edge.words == edge_lm.words
+        sentence = " ".join(LM.lm_words(inp.words[k] for k in edge.words))
+        unigrams = sum(RAW.score(w, bos=False, eos=False) for w in sentence.split())
+        expected = weight * (sum(p for p, _, _ in RAW.full_scores(sentence, bos=True, eos=True)) - unigrams)
+        assert edge_lm.score - edge.score == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(inp=trees(max_n=5), seed=st.integers(0, 10_000), weight=st.floats(0.05, 5.0))
+def test_exact_dp_with_the_lm_equals_brute_force(inp, seed, weight):
+    model = random_model(seed).with_lm(OrderingLM(LM, weight))
+    found = exact_linearisation(model, inp, ExactConfig(max_states=10**7))
+    best, count = brute_force_best(model, inp)
+    assert count > 0 and found.certified
+    assert found.best.scaled == pytest.approx(best, abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(inp=trees(max_n=4), seed=st.integers(0, 10_000))
+def test_exhaustive_best_first_with_the_lm_equals_brute_force(inp, seed):
+    free = type(inp)(inp.words, (None,) * len(inp), (None,) * len(inp))  # bag of words: every tree
+    model = random_model(seed).with_lm(OrderingLM(LM, 1.0))
+    result = best_first(model, free, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
+    best, _ = brute_force_best(model, free)
+    assert result.complete and result.score == pytest.approx(best, abs=1e-9)
+
+
+def test_bad_weights_and_training_with_an_lm_are_refused():
+    for weight in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(InputError, match="LM weight"):
+            OrderingLM(LM, weight)
+    with pytest.raises(InputError, match="without an LM"):
+        Trainer(random_model(0).with_lm(OrderingLM(LM, 1.0)), TrainConfig())
