@@ -4,19 +4,23 @@ with it."""
 
 from __future__ import annotations
 
+import json
+
 import kenlm
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.lm_feature import OrderingLM, with_decoding_lm
+from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
-from tests.ordering_oracles import brute_force_best, linearisations, random_model
+from tests.ordering_oracles import FIXTURES, brute_force_best, linearisations, random_model
 from tests.test_order_exact import trees
 
 LM_PATH = default_model_dir() / "lm.binary"
@@ -67,3 +71,30 @@ def test_bad_weights_and_training_with_an_lm_are_refused():
             OrderingLM(LM, weight)
     with pytest.raises(InputError, match="without an LM"):
         Trainer(random_model(0).with_lm(OrderingLM(LM, 1.0)), TrainConfig())
+
+
+def test_select_lm_stores_the_best_weight_and_decoding_uses_it(tmp_path, capsys):
+    model_dir = tmp_path / "model"
+    random_model(5).save(model_dir)
+    argv = ["order", "select-lm", "--model", str(model_dir), "--dev", str(FIXTURES / "tiny.conllu"),
+            "--start", "0", "--sentences", "2", "--weights", "0", "0.5", "2", "--max-expansions", "200",
+            "--write"]
+    assert main(argv) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    grid, chosen = lines[:-1], lines[-1]
+    assert [g["lm_weight"] for g in grid] == [0.0, 0.5, 2.0]
+    best = max(grid, key=lambda g: (g["mean"], -g["lm_weight"]))
+    assert chosen == {"selected_lm_weight": best["lm_weight"], "written": True}
+    stored = load_model(model_dir)
+    assert stored.meta["decode"]["lm_weight"] == best["lm_weight"]
+    assert len(stored.meta["decode"]["selection"]["grid"]) == 3
+    decoding = with_decoding_lm(stored)
+    assert (decoding.lm.weight if decoding.lm is not None else 0.0) == best["lm_weight"]
+    assert with_decoding_lm(stored, weight=0.0).lm is None
+
+
+def test_select_lm_refuses_bad_options(capsys):
+    base = ["order", "select-lm", "--model", "data/word_order_model", "--dev", str(FIXTURES / "tiny.conllu")]
+    assert main([*base, "--weights", "-1"]) == 2
+    assert main([*base, "--write", "--lm", str(LM_PATH)]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -14,13 +14,16 @@ Order a bag of words into a sentence with a dependency tree (learning-guided bes
 Zhang & Clark 2015, an APPROXIMATE decoder with a timeout). Input: --input FILE (.conllu: word order
 ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words": [...], "pos": [...],
 "heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
-With --exact, inputs with a complete tree and all POS tags are decoded by the exact DP, which certifies
-the model's optimum (certified: true); other inputs fall back to best-first search.
+The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
+the weight stored in the model by `order select-lm`, chosen on dev).
+With --exact, inputs with a complete tree are decoded by the exact DP, which certifies the model's
+optimum (certified: true); other inputs fall back to best-first search.
 Output: one JSON line per input.
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
 evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
 of Table 7 of the paper.
+select-lm: choose the LM weight on dev sentences (deterministic rule, README) and store it (--write).
 """
 
 
@@ -49,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--input", default=None, metavar="FILE", help="inputs (.conllu or .jsonl)")
     parser.add_argument("--words", default=None, metavar="TEXT",
                         help="a bag of words separated by spaces (instead of --input)")
-    sub = parser.add_subparsers(dest="order_command", metavar="{train,evaluate}")
+    sub = parser.add_subparsers(dest="order_command", metavar="{train,evaluate,select-lm}")
 
     train = sub.add_parser("train", help="train a word-order model (guided learning)")
     train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
@@ -70,6 +73,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
+
+    select = sub.add_parser("select-lm", help="choose the LM weight on dev and store it in the model")
+    select.add_argument("--model", required=True, metavar="DIR",
+                        help="the trained model (rewritten with --write)")
+    select.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank")
+    select.add_argument("--start", type=int, default=1000,
+                        help="first dev sentence used (default: %(default)s)")
+    select.add_argument("--sentences", type=int, default=50, help="dev sentences used (default: %(default)s)")
+    select.add_argument("--weights", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0, 2.0])
+    select.add_argument("--lm", default=None, metavar="FILE",
+                        help="KenLM model (default: the embedded compression trigram; only that one is "
+                             "stored)")
+    select.add_argument("--max-expansions", type=int, default=2000, metavar="K")
+    select.add_argument("--write", action="store_true", help="store the chosen weight in model.json")
+    select.set_defaults(func=run)
 
     evaluate = sub.add_parser("evaluate", help="BLEU / exact match / words recovered on a treebank")
     evaluate.add_argument("--data", required=True, metavar="CONLLU", help="gold treebank (e.g. EWT dev)")
@@ -117,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         return _train(args)
     if args.order_command == "evaluate":
         return _evaluate(args)
+    if args.order_command == "select-lm":
+        return _select_lm(args)
     return _decode(args)
 
 
@@ -192,6 +212,37 @@ def _train(args: argparse.Namespace) -> int:
     save(model, meta)
     print(json.dumps({"saved": str(args.out), "selected_epoch": meta["training"]["selected_epoch"],
                       "nonzero_weights": meta["training"]["nonzero_weights"]}))
+    return 0
+
+
+def _select_lm(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.models.ordering.lm_selection import SELECTION_CONDITIONS, select_lm_weight
+    from dualdecomp.models.ordering.model import load_model
+    from dualdecomp.models.ordering.reading import read_conllu_examples
+
+    if args.start < 0 or args.sentences < 1 or args.max_expansions < 1:
+        raise InputError("--start must be >= 0, --sentences and --max-expansions >= 1")
+    if any(not 0 <= w < float("inf") for w in args.weights):
+        raise InputError("--weights must be non-negative numbers")
+    if args.write and args.lm is not None:
+        raise InputError("--write stores a weight for the embedded LM only: leave out --lm")
+    model = load_model(args.model)
+    dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
+
+    def log(s):
+        print(json.dumps({"lm_weight": s.weight, "bleu": s.bleu, "mean": round(s.mean, 4)}), flush=True)
+
+    weight, scores = select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions, log=log)
+    decode_meta = {"lm": "default compression trigram (data/default_model/lm.binary)", "lm_weight": weight,
+                   "selection": {"rule": "highest mean BLEU of the conditions " + " and ".join(
+                       SELECTION_CONDITIONS) + ", best-first search with an expansion limit; ties: the "
+                       "smaller weight", "dev_file": Path(args.dev).name, "start": args.start,
+                       "sentences": len(dev), "max_expansions": args.max_expansions,
+                       "grid": [{"lm_weight": s.weight, "bleu": s.bleu} for s in scores]}}
+    if args.write:
+        model.save(args.model, {"decode": decode_meta})
+    print(json.dumps({"selected_lm_weight": weight, "written": bool(args.write)}))
     return 0
 
 

@@ -1,0 +1,79 @@
+"""Choosing the weight of the ordering LM on dev, and storing it in the model.
+
+Rule (deterministic, no wall clock): decode the dev sentences ``[start, start + sentences)`` under the
+"words" and "all" input conditions by best-first search with an expansion limit, for every candidate
+weight; keep the weight with the highest mean sacrebleu BLEU of the two conditions (ties: the smaller
+weight). The README's dev table uses the first dev sentences, so the default slice (from sentence 1000)
+is disjoint from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.models.ordering.evaluation import evaluate
+from dualdecomp.models.ordering.instance import OrderingExample
+from dualdecomp.models.ordering.lm_feature import with_decoding_lm
+from dualdecomp.models.ordering.model import OrderingModel
+from dualdecomp.models.ordering.search import SearchConfig, best_first
+
+SELECTION_CONDITIONS = ("words", "all")
+
+
+@dataclass(frozen=True)
+class WeightScore:
+    """Dev BLEU of one candidate LM weight."""
+
+    weight: float
+    bleu: dict[str, float]
+
+    @property
+    def mean(self) -> float:
+        """Mean BLEU over the selection conditions."""
+        return sum(self.bleu.values()) / len(self.bleu)
+
+
+def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weights: Sequence[float],
+                     lm_path: str | Path | None = None, max_expansions: int = 2000, chart_size: int = 32,
+                     seed: int = 0, log: Callable[[WeightScore], None] = lambda s: None
+                     ) -> tuple[float, list[WeightScore]]:
+    """The LM weight of the rule in the module docstring.
+
+    Parameters
+    ----------
+    model : OrderingModel
+        The trained syntax model (without an LM).
+    dev : sequence of OrderingExample
+        The selection sentences.
+    weights : sequence of float
+        Candidates (0 = no LM).
+    lm_path : path, optional
+        The LM (default: the embedded compression trigram).
+    max_expansions, chart_size : int
+        Best-first search settings.
+    seed : int
+        Seed of the conditions' shuffles.
+    log : callable
+        Receives each candidate's scores.
+
+    Returns
+    -------
+    (float, list of WeightScore)
+    """
+    if not weights:
+        raise InputError("give at least one candidate LM weight")
+    if not dev:
+        raise InputError("no dev sentences to select the LM weight on")
+    search = SearchConfig(chart_size=chart_size, timeout=None, max_expansions=max_expansions)
+    scores = []
+    for weight in sorted(weights):
+        decoder = with_decoding_lm(model, lm_path, weight)
+        bleu = {c: evaluate(list(dev), lambda inp, m=decoder: best_first(m, inp, search), c, seed)[0].bleu
+                for c in SELECTION_CONDITIONS}
+        scores.append(WeightScore(weight, bleu))
+        log(scores[-1])
+    best = max(scores, key=lambda s: (s.mean, -s.weight))
+    return best.weight, scores
