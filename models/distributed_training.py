@@ -107,7 +107,10 @@ class ParameterMixing:
         size = 1 << hash_bits
         k = min(self.shards, max(1, len(examples)))
         shards = [list(examples[s::k]) for s in range(k)]
-        data = self.client.scatter(shards)
+        # hash=False: a fresh key per run. With content-hashed keys, a second run on the same examples can
+        # scatter under the key the first run is still releasing, and its tasks fail with "lost
+        # dependencies" (dask/distributed#8576; seen once in CI).
+        data = self.client.scatter(shards, hash=False)
         rngs = [np.random.default_rng(seed + s) for s in range(k)]
         w = [np.zeros(size) for _ in range(k)]
         acc = [np.zeros(size) for _ in range(k)]
