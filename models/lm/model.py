@@ -140,14 +140,7 @@ class LanguageModel:
         float
             Equal to ``kenlm.Model.score(" ".join(self.lm_words(tokens)), bos=True, eos=True)``.
         """
-        model = self._model
-        state, out = kenlm.State(), kenlm.State()
-        model.BeginSentenceWrite(state)
-        total = 0.0
-        for word in [*self.lm_words(tokens), "</s>"]:
-            total += model.BaseScore(state, word, out)
-            state, out = out, state
-        return total
+        return self.phrase_logprob(self.lm_words(tokens), ("<s>",), eos=True)
 
     def phrase_logprob(self, words: Sequence[str], context: Sequence[str] | None = None,
                        eos: bool = False) -> float:
