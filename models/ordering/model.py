@@ -95,16 +95,15 @@ class OrderingModel:
 
     def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
         """F of the edge that attaching would build, from the current scores of its two parts."""
-        local = attach_features(ctx, head, dep, right, self.mask)
-        return (head.score + dep.score + float(self.weights[local].sum())
-                + self._lm_join(ctx, head, dep, right))
+        return self._joined_score(ctx, head, dep, right, attach_features(ctx, head, dep, right, self.mask))
 
-    def _lm_join(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
-        """The LM term of concatenating the two edges (0 without an LM)."""
-        if self.lm is None:
-            return 0.0
-        left, rest = (head, dep) if right else (dep, head)
-        return self.lm.join(ctx.words, left.words, rest.words, (head.mask | dep.mask) == ctx.full)
+    def _joined_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, local: np.ndarray) -> float:
+        """F of the attached edge: its parts, the new action's features ``local`` and the LM term."""
+        score = head.score + dep.score + float(self.weights[local].sum())
+        if self.lm is not None:
+            left, rest = (head, dep) if right else (dep, head)
+            score += self.lm.join(ctx.words, left.words, rest.words, (head.mask | dep.mask) == ctx.full)
+        return score
 
     def attach(self, ctx: Context, head: Edge, dep: Edge, right: bool, gold: bool = False,
                with_phi: bool = True) -> Edge:
@@ -122,8 +121,7 @@ class OrderingModel:
             words, tags = dep.words + head.words, dep.tags + head.tags
             hpos, left, rights = head.head_pos + len(dep.words), head.left + (new,), head.right
         phi = np.concatenate((head.phi, dep.phi, local)) if with_phi else None
-        score = (head.score + dep.score + float(self.weights[local].sum())
-                 + self._lm_join(ctx, head, dep, right))
+        score = self._joined_score(ctx, head, dep, right, local)
         return Edge(head.mask | dep.mask, words, tags, head.head, hpos, head.head_tag, left, rights,
                     head.size + dep.size + 1, local, phi, (head, dep, right), gold, score)
 
