@@ -7,10 +7,8 @@ Measurements (``--what``):
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output compares with it under the same model (same score, lower score).
-* ``lm-grid``: the ``--conditions`` at each LM weight of ``--lm-weights`` (the selection of the weight
-  the model stores; run it on dev sentences the reported table does not use, ``--start``).
-
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
+The grid the stored weight was chosen from is printed by ``dualdecomp order select-lm``.
 
 Every line carries the peak resident memory of the process so far (``ru_maxrss``).
 
@@ -59,32 +57,19 @@ def main() -> None:
     parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--curve-sentences", type=int, default=100)
     parser.add_argument("--exact-states", type=int, default=100_000)
-    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact", "lm-grid"),
+    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact"),
                         default=["conditions", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
-    parser.add_argument("--lm-weights", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0, 2.0])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    plain = load_model(args.model)
-    model = with_decoding_lm(plain, args.lm, args.lm_weight)
+    model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
     lm_weight = model.lm.weight if model.lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
             "start": args.start, "lm_weight": lm_weight}
-
-    if "lm-grid" in args.what:
-        examples = dev[:args.sentences]
-        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
-        for weight in args.lm_weights:
-            weighted = with_decoding_lm(plain, args.lm, weight)
-            for condition in args.conditions:
-                scores, _ = evaluate(examples, lambda inp, m=weighted: best_first(m, inp, search), condition,
-                                     args.seed)
-                _emit({**base, "measure": "lm_grid", "lm_weight": weight, "condition": condition,
-                       "timeout": args.timeout, "method": "best-first (approximate)", **scores.as_json()})
 
     if "conditions" in args.what:
         examples = dev[:args.sentences]
