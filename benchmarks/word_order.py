@@ -4,6 +4,8 @@ Measurements (``--what``):
 
 * ``conditions``: the input conditions of Table 7 of Zhang & Clark (2015) — BLEU (sacrebleu), exact
   match, words recovered, sentences/s — with best-first search (APPROXIMATE) at ``--timeout`` seconds.
+* ``tree-beam``: the full-tree conditions ("dep100", "all") decoded by the tree beam DP (``--tree-beam``
+  K best states per step, APPROXIMATE; certified when nothing was pruned).
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output compares with it under the same model (same score, lower score).
@@ -27,6 +29,7 @@ import math
 import resource
 import time
 
+from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
@@ -57,8 +60,10 @@ def main() -> None:
     parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--curve-sentences", type=int, default=100)
     parser.add_argument("--exact-states", type=int, default=100_000)
-    parser.add_argument("--what", nargs="+", choices=("conditions", "curve", "exact"),
-                        default=["conditions", "curve", "exact"])
+    parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
+                        help="beam sizes of the tree beam DP (--what tree-beam)")
+    parser.add_argument("--what", nargs="+", choices=("conditions", "tree-beam", "curve", "exact"),
+                        default=["conditions", "tree-beam", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--seed", type=int, default=0)
@@ -78,6 +83,18 @@ def main() -> None:
             scores, _ = evaluate(examples, lambda inp: best_first(model, inp, search), condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": args.timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
+
+    if "tree-beam" in args.what:
+        examples = dev[:args.sentences]
+        for beam in args.tree_beam:
+            config = ExactConfig(beam=beam)
+            for condition in ("dep100", "all"):
+                scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, None, c),
+                                           condition, args.seed)
+                _emit({**base, "measure": "condition", "condition": condition, "tree_beam": beam,
+                       "method": "tree beam DP (approximate)", **scores.as_json(),
+                       "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
+                       "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]

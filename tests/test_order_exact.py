@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.exact import ExactConfig, decode, exact_linearisation
+from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.search import SearchConfig
 from dualdecomp.solvers.ordering.linearise import best_linearisation
@@ -80,3 +81,47 @@ def test_bruteforce_counts_every_projective_order():
 def test_linearise_rejects_a_non_tree():
     with pytest.raises(InputError):
         best_linearisation([[1], [0]], 0, lambda h: [h], lambda a, b, r: None, float, lambda s: s)
+
+
+def _arcs(result) -> dict[int, int]:
+    return {result.order[k]: (ROOT if h == 0 else result.order[h - 1]) for k, h in enumerate(result.heads)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(inp=trees(), seed=st.integers(0, 10_000), beam=st.integers(1, 4))
+def test_tree_beam_gives_a_valid_linearisation_never_above_the_optimum(inp, seed, beam):
+    model = random_model(seed)
+    best, _ = brute_force_best(model, inp)
+    found = exact_linearisation(model, inp, ExactConfig(beam=beam))
+    assert found.best is not None
+    assert found.best.scaled <= best + 1e-9
+    if found.certified:  # nothing was pruned: the beam DP is the exact DP
+        assert found.best.scaled == pytest.approx(best, abs=1e-9)
+    result = decode(model, inp, None, ExactConfig(beam=beam))
+    assert result.complete and sorted(result.order) == list(range(len(inp.words)))
+    assert _arcs(result) == dict(enumerate(inp.heads))
+    assert result.method == ("exact DP" if result.certified else "tree beam DP (approximate)")
+    assert all(p == g for p, g in zip((result.pos[result.order.index(k)] for k in range(len(inp.words))),
+                                      inp.pos, strict=True) if g is not None)
+
+
+@settings(max_examples=25, deadline=None)
+@given(inp=trees(), seed=st.integers(0, 10_000))
+def test_tree_beam_with_a_wide_beam_is_exact_and_certified(inp, seed):
+    model = random_model(seed)
+    best, _ = brute_force_best(model, inp)
+    found = exact_linearisation(model, inp, ExactConfig(beam=10**6))
+    assert found.certified
+    assert found.best.scaled == pytest.approx(best, abs=1e-9)
+
+
+def test_tree_beam_prunes_and_says_so():
+    model = random_model(4)
+    inp = OrderingInput(("sat", "cat", "mat", "rain", "."), (None,) * 5, (ROOT, 0, 0, 0, 0))
+    exact = exact_linearisation(model, inp, ExactConfig(max_states=10**7))
+    found = exact_linearisation(model, inp, ExactConfig(beam=1))
+    assert not found.certified and found.best is not None
+    assert found.states < exact.states
+    assert found.best.scaled <= exact.best.scaled + 1e-9
+    with pytest.raises(ValueError):
+        exact_linearisation(model, inp, ExactConfig(beam=0))

@@ -101,6 +101,12 @@ def test_cli_orders_jsonl_and_conllu(tmp_path, capsys):
     assert main(["order", "--model", str(tmp_path), "--input", str(FIXTURES / "tiny.conllu"),
                  "--max-expansions", "200"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 3
+    # the tree beam DP: a beam of 1 prunes the 5-word tree (approximate), a wide one certifies
+    for beam, method in (("1", "tree beam DP (approximate)"), ("1000", "exact DP")):
+        assert main(["order", "--model", str(tmp_path), "--input", str(FIXTURES / "demo.jsonl"),
+                     "--max-expansions", "300", "--tree-beam", beam]) == 0
+        tree = json.loads(capsys.readouterr().out.splitlines()[1])
+        assert tree["method"] == method and tree["complete"] and tree["certified"] == (method == "exact DP")
 
 
 def test_cli_train_and_evaluate(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""The exact decoder for the full-tree condition, and the decoder that picks exact or best-first.
+"""The exact decoder (and its beam version) for the full-tree condition.
 
 When every head is given, the outputs are the projective linearisations of that tree; under the
 canonical derivation (right dependents inside-out, then left ones) each has one derivation, so its
@@ -12,14 +12,14 @@ brute-force enumeration.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from dualdecomp.models.ordering.edge import Edge, can_attach
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
+
+BEAM_METHOD = "tree beam DP (approximate)"
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,15 @@ class ExactConfig:
     Attributes
     ----------
     max_states : int
-        DP states at most before giving up uncertified (then best-first search decodes).
+        DP states at most before the exact DP gives up uncertified (then best-first search decodes).
+    beam : int or None
+        None: the exact DP. K: the same DP keeping the K best states per step and the K best subtrees per
+        node — APPROXIMATE, always a complete output, ``certified`` only when nothing was pruned;
+        ``max_states`` is then unused.
     """
 
     max_states: int = 100_000
+    beam: int | None = None
 
 
 def signature(e: Edge) -> tuple:
@@ -55,6 +60,8 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput,
     inp : OrderingInput
         Every head given (POS tags may be missing: the DP then also chooses them).
     config : ExactConfig
+        ``beam`` None: exact (up to ``max_states`` states); K: the beam DP (approximate; certified only
+        when nothing was pruned).
 
     Returns
     -------
@@ -86,32 +93,5 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput,
             return None
         return model.attach(ctx, head, dep, right, with_phi=False)
 
-    return best_linearisation(children, root, leaf, attach, lambda e: e.score, signature, config.max_states)
-
-
-def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None = None,
-           exact: ExactConfig | None = None) -> OrderingResult:
-    """Decode one input: the exact DP when asked and every head is given, else best-first search.
-
-    Parameters
-    ----------
-    model : OrderingModel
-    inp : OrderingInput
-    search : SearchConfig, optional
-        Settings of the best-first search (used when the exact decoder is not used or gives up).
-    exact : ExactConfig or None
-        None: always best-first search.
-
-    Returns
-    -------
-    OrderingResult
-        ``certified`` is True only when the DP finished (the output is the model's optimum).
-    """
-    if exact is not None and all(h is not None for h in inp.heads):
-        start = time.perf_counter()
-        found = exact_linearisation(model, inp, exact)
-        if found.certified and found.best is not None:
-            ctx = model.context(inp)
-            return goal_result(ctx, found.best, found.states, time.perf_counter() - start,
-                               method="exact DP", certified=True)
-    return best_first(model, inp, search or SearchConfig())
+    return best_linearisation(children, root, leaf, attach, lambda e: e.score, signature, config.max_states,
+                              config.beam)

@@ -8,6 +8,12 @@ children and the same signature are interchangeable for the future, so only the 
 projective linearisation that ``attach`` allows, which is what ``certified=True`` asserts. The search is
 exponential in the number of children of a node (subsets of attached children), so it stops
 uncertified when more than ``max_states`` states would be built.
+
+With ``beam=K`` the same DP keeps only the K best states after each attachment step of a head (all of
+them have the same number of attached children, so their scores are comparable) and the K best
+complete subtrees of each node: an APPROXIMATE decoder whose cost is linear in the sentence length
+(about K² × c² attachments for a node with c children), which always returns a complete tree. It is
+still ``certified`` when no state was ever pruned.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ class Linearisation(Generic[S]):
 
 def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Callable[[int], list[S]],
                        attach: Callable[[S, S, bool], S | None], score: Callable[[S], float],
-                       signature: Callable[[S], Hashable], max_states: int = 200_000) -> Linearisation[S]:
+                       signature: Callable[[S], Hashable], max_states: int = 200_000,
+                       beam: int | None = None) -> Linearisation[S]:
     """The highest-scoring complete ordered tree, by DP over (attached children, signature).
 
     Parameters
@@ -63,7 +70,10 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
     signature : callable
         ``state -> hashable``; equal signatures must mean equal future score contributions.
     max_states : int
-        Give up (``certified=False``) after building this many states.
+        Give up (``certified=False``) after building this many states (ignored when ``beam`` is set).
+    beam : int or None
+        None: exact. K: keep the K best states per step and the K best complete subtrees per node
+        (approximate; ``certified`` only when nothing was pruned).
 
     Returns
     -------
@@ -86,12 +96,25 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
         stack.extend(children[h])
     if len(seen) != n:
         raise InputError("the dependency structure is not a tree (some nodes are not under the root)")
+    if beam is not None and beam < 1:
+        raise ValueError("beam must be at least 1")
     complete: dict[int, list[S]] = {}
     states = 0
+    pruned = False
+
+    def prune(table: dict[Hashable, tuple[int, S]]) -> dict[Hashable, tuple[int, S]]:
+        nonlocal pruned
+        if beam is None or len(table) <= beam:
+            return table
+        pruned = True
+        best = sorted(table.items(), key=lambda item: score(item[1][1]), reverse=True)[:beam]
+        return dict(best)
+
     for h in reversed(order):
         layer: dict[Hashable, tuple[int, S]] = {}
         for st in leaves(h):
             _keep(layer, (0, signature(st)), 0, st, score)
+        layer = prune(layer)
         states += len(layer)
         kids = list(children[h])
         for _ in kids:
@@ -106,21 +129,21 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
                             if new is None:
                                 continue
                             states += 1
-                            if states > max_states:
+                            if beam is None and states > max_states:
                                 return Linearisation(None, float("-inf"), False, states)
                             done = attached | 1 << bit
                             _keep(nxt, (done, signature(new)), done, new, score)
-            layer = nxt
+            layer = prune(nxt)
         finals: dict[Hashable, tuple[int, S]] = {}
         for attached, st in layer.values():
             _keep(finals, signature(st), attached, st, score)
-        complete[h] = [st for _, st in finals.values()]
+        complete[h] = [st for _, st in prune(finals).values()]
         for c in kids:
             del complete[c]
     if not complete[root]:
-        return Linearisation(None, float("-inf"), True, states)
+        return Linearisation(None, float("-inf"), not pruned, states)
     best = max(complete[root], key=score)
-    return Linearisation(best, score(best), True, states)
+    return Linearisation(best, score(best), not pruned, states)
 
 
 def _keep(table: dict, key: Hashable, attached: int, state, score) -> None:

@@ -1,0 +1,142 @@
+"""Completing and re-linearising a best-first output with the tree beam DP — an APPROXIMATE decoder.
+
+For inputs without a complete tree (bags of words, partial POS or dependencies), best-first search
+(``dualdecomp.models.ordering.search``) gives an ordered tree, or after its timeout a concatenation of
+fragments that misses some words. This second stage:
+
+1. builds a complete tree over *every* input word: the given heads are restored, the output's arcs
+   (the timeout rule's attachments of fragment roots included) and tags are kept where they make no
+   cycle, and each part still not connected to the root (a missing word with its given dependents) is
+   attached, best first, to the word of the root's part whose two-word arc the model scores highest (a
+   leaf of each word, either side; the part's top word with each tag it may take);
+2. orders that tree with the tree beam DP (``ExactConfig(beam=K)``) under the same model;
+3. keeps the best-first output instead when it was complete and scores at least as high (both are goal
+   edges of the same model, so their scaled scores compare).
+
+Every output then holds all the input words and respects the given POS and heads. Nothing is certified.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dualdecomp.models.ordering.edge import Edge
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.models.ordering.model import OrderingModel
+from dualdecomp.models.ordering.search import OrderingResult, goal_result
+
+REFINED_METHOD = "best-first + tree beam DP (approximate)"
+
+
+def output_arcs(result: OrderingResult) -> dict[int, int]:
+    """Input word → input head (``ROOT`` for the root) of an output's tree."""
+    return {result.order[k]: ROOT if h == 0 else result.order[h - 1] for k, h in enumerate(result.heads)}
+
+
+def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingResult) -> OrderingInput:
+    """A full tree over every input word that keeps the output's arcs and tags and every given head.
+
+    Parameters
+    ----------
+    model : OrderingModel
+    inp : OrderingInput
+        The original input (its given POS and heads are kept).
+    result : OrderingResult
+        A best-first output (complete or joined from fragments).
+
+    Returns
+    -------
+    OrderingInput
+        Every head given; the output's tags given for its words, the input's for the others.
+    """
+    n = len(inp)
+    heads: list[int | None] = list(inp.heads)
+    pos: list[str | None] = list(inp.pos)
+    for w, tag in zip(result.order, result.pos, strict=True):
+        pos[w] = tag
+    root = next((w for w, h in enumerate(inp.heads) if h == ROOT), None)
+    arcs = output_arcs(result)
+    if root is None:
+        root = next(w for w, h in arcs.items() if h == ROOT)
+    heads[root] = ROOT
+    for w, h in arcs.items():
+        if heads[w] is None and h != ROOT and not _above(heads, h, w):
+            heads[w] = h
+    ctx = model.context(OrderingInput(inp.words, tuple(pos), (None,) * n, inp.ident))
+    leaves: dict[int, list[Edge]] = {}
+    for leaf in model.leaves(ctx):
+        leaves.setdefault(leaf.head, []).append(leaf)
+    while True:
+        top = _tops(heads)
+        connected = [w for w in range(n) if top[w] == root]
+        loose = sorted({top[w] for w in range(n)} - {root})
+        if not loose:
+            break
+        best = max(((_arc_score(model, ctx, leaves, h, u), u, h) for u in loose for h in connected),
+                   key=lambda item: item[0])
+        heads[best[1]] = best[2]
+    return OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident)
+
+
+def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int) -> OrderingResult:
+    """The second stage (module docstring): complete the output's tree and order it by the tree beam DP.
+
+    Parameters
+    ----------
+    model : OrderingModel
+    inp : OrderingInput
+    first : OrderingResult
+        The best-first output for ``inp``.
+    beam : int
+        Beam of the tree DP.
+
+    Returns
+    -------
+    OrderingResult
+        Method ``"best-first + tree beam DP (approximate)"`` (seconds include the first stage), or
+        ``first`` itself when it was complete and scores at least as high.
+    """
+    start = time.perf_counter()
+    tree = completed_input(model, inp, first)
+    found = exact_linearisation(model, tree, ExactConfig(beam=beam))
+    if found.best is None or (first.complete and first.score >= found.best.scaled):
+        return first
+    return goal_result(model.context(inp), found.best, first.expansions + found.states,
+                       first.seconds + time.perf_counter() - start, method=REFINED_METHOD)
+
+
+def _above(heads: list[int | None], start: int, target: int) -> bool:
+    """Whether ``target`` is ``start`` or one of its known ancestors."""
+    u: int | None = start
+    while u is not None and u != ROOT:
+        if u == target:
+            return True
+        u = heads[u]
+    return False
+
+
+def _tops(heads: list[int | None]) -> list[int]:
+    """The top word of each word's part (following known heads up to a word without one, or the root)."""
+    top: list[int] = []
+    for w in range(len(heads)):
+        seen = {w}
+        u = w
+        while heads[u] is not None and heads[u] != ROOT:
+            u = heads[u]
+            if u in seen:  # cannot happen: given heads are acyclic and new arcs join separate parts
+                raise AssertionError("cycle while completing the tree")
+            seen.add(u)
+        top.append(u)
+    return top
+
+
+def _arc_score(model: OrderingModel, ctx, leaves: dict[int, list[Edge]], head: int, dep: int) -> float:
+    """The model's best score gain of making ``dep`` a dependent of ``head`` in a two-word edge."""
+    best = float("-inf")
+    for h in leaves[head]:
+        for d in leaves[dep]:
+            for right in (True, False):
+                gain = model.attach_score(ctx, h, d, right) - h.score - d.score
+                best = max(best, gain)
+    return best
