@@ -37,7 +37,7 @@ def trees(draw, max_n: int = 6):
 @given(inp=trees(), seed=st.integers(0, 10_000))
 def test_exact_dp_equals_brute_force(inp, seed):
     model = random_model(seed)
-    found = exact_linearisation(model, inp, ExactConfig(max_states=10**7))
+    found = exact_linearisation(model, inp, 10**7)
     best, count = brute_force_best(model, inp)
     assert count > 0
     assert found.certified
@@ -61,7 +61,7 @@ def test_exact_decode_result_is_certified_and_respects_the_tree():
 def test_state_limit_gives_an_uncertified_answer_and_best_first_fallback():
     model = random_model(4)
     inp = OrderingInput(("sat", "cat", "mat", "rain", "."), (None,) * 5, (ROOT, 0, 0, 0, 0))
-    found = exact_linearisation(model, inp, ExactConfig(max_states=3))
+    found = exact_linearisation(model, inp, 3)
     assert not found.certified and found.best is None
     result = decode(model, inp, SearchConfig(timeout=None, max_expansions=50_000), ExactConfig(max_states=3))
     assert not result.certified and result.method.startswith("best-first")
@@ -92,12 +92,12 @@ def _arcs(result) -> dict[int, int]:
 def test_tree_beam_gives_a_valid_linearisation_never_above_the_optimum(inp, seed, beam):
     model = random_model(seed)
     best, _ = brute_force_best(model, inp)
-    found = exact_linearisation(model, inp, ExactConfig(beam=beam))
+    found = exact_linearisation(model, inp, beam=beam)
     assert found.best is not None
     assert found.best.scaled <= best + 1e-9
     if found.certified:  # nothing was pruned: the beam DP is the exact DP
         assert found.best.scaled == pytest.approx(best, abs=1e-9)
-    result = decode(model, inp, None, ExactConfig(beam=beam))
+    result = decode(model, inp, None, ExactConfig(max_states=None, beam=beam))
     assert result.complete and sorted(result.order) == list(range(len(inp.words)))
     assert _arcs(result) == dict(enumerate(inp.heads))
     assert result.method == ("exact DP" if result.certified else "tree beam DP (approximate)")
@@ -110,7 +110,7 @@ def test_tree_beam_gives_a_valid_linearisation_never_above_the_optimum(inp, seed
 def test_tree_beam_with_a_wide_beam_is_exact_and_certified(inp, seed):
     model = random_model(seed)
     best, _ = brute_force_best(model, inp)
-    found = exact_linearisation(model, inp, ExactConfig(beam=10**6))
+    found = exact_linearisation(model, inp, beam=10**6)
     assert found.certified
     assert found.best.scaled == pytest.approx(best, abs=1e-9)
 
@@ -118,10 +118,10 @@ def test_tree_beam_with_a_wide_beam_is_exact_and_certified(inp, seed):
 def test_tree_beam_prunes_and_says_so():
     model = random_model(4)
     inp = OrderingInput(("sat", "cat", "mat", "rain", "."), (None,) * 5, (ROOT, 0, 0, 0, 0))
-    exact = exact_linearisation(model, inp, ExactConfig(max_states=10**7))
-    found = exact_linearisation(model, inp, ExactConfig(beam=1))
+    exact = exact_linearisation(model, inp, 10**7)
+    found = exact_linearisation(model, inp, beam=1)
     assert not found.certified and found.best is not None
     assert found.states < exact.states
     assert found.best.scaled <= exact.best.scaled + 1e-9
     with pytest.raises(ValueError):
-        exact_linearisation(model, inp, ExactConfig(beam=0))
+        exact_linearisation(model, inp, beam=0)

@@ -105,7 +105,7 @@ def test_projectivity():
     (["order", "--input", "x.txt"], "unknown input format"),
     (["order", "--words", "a b", "--lm-weight", "-1"], "--lm-weight"),
     (["order", "--words", "a b", "--lm-weight", "nan"], "--lm-weight"),
-    (["order", "--words", "a b", "--tree-beam", "0"], "--tree-beam"),
+    (["order", "--words", "a b", "--tree-beam", "-1"], "--tree-beam"),
     (["order", "--words", "a b", "--exact", "--exact-states", "0"], "--exact-states"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):

@@ -15,7 +15,7 @@ from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.exact import exact_linearisation
 from dualdecomp.models.ordering.lm_feature import OrderingLM, with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
@@ -49,7 +49,7 @@ def test_lm_terms_of_every_derivation_sum_to_the_sentence_score(inp, seed, weigh
 @given(inp=trees(max_n=5), seed=st.integers(0, 10_000), weight=st.floats(0.05, 5.0))
 def test_exact_dp_with_the_lm_equals_brute_force(inp, seed, weight):
     model = random_model(seed).with_lm(OrderingLM(LM, weight))
-    found = exact_linearisation(model, inp, ExactConfig(max_states=10**7))
+    found = exact_linearisation(model, inp, 10**7)
     best, count = brute_force_best(model, inp)
     assert count > 0 and found.certified
     assert found.best.scaled == pytest.approx(best, abs=1e-9)

@@ -90,10 +90,10 @@ def test_cli_orders_jsonl_and_conllu(tmp_path, capsys):
     model = random_model(1, hash_bits=10)
     model.save(tmp_path)
     assert main(["order", "--model", str(tmp_path), "--input", str(FIXTURES / "demo.jsonl"),
-                 "--max-expansions", "300", "--exact"]) == 0
+                 "--max-expansions", "300", "--exact", "--tree-beam", "0"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(lines) == 2
-    bag = sorted(["quickly", "the", "dog", "home", "ran", "."])
+    bag = bag_words = sorted(["quickly", "the", "dog", "home", "ran", "."])
     assert set(lines[0]["words"]) <= set(bag)
     assert (sorted(lines[0]["words"]) == bag) == (lines[0]["recovered"] == 1.0)
     assert lines[0]["certified"] is False and lines[0]["method"].startswith("best-first")
@@ -101,12 +101,17 @@ def test_cli_orders_jsonl_and_conllu(tmp_path, capsys):
     assert main(["order", "--model", str(tmp_path), "--input", str(FIXTURES / "tiny.conllu"),
                  "--max-expansions", "200"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 3
-    # the tree beam DP: a beam of 1 prunes the 5-word tree (approximate), a wide one certifies
-    for beam, method in (("1", "tree beam DP (approximate)"), ("1000", "exact DP")):
+    # the tree beam DP (the default): a beam of 1 prunes the 5-word tree (approximate), a wide one
+    # certifies, and --exact certifies first; the bag's best-first output is completed and re-ordered
+    for options, method in ((["--tree-beam", "1"], "tree beam DP (approximate)"),
+                            (["--tree-beam", "1000"], "exact DP"),
+                            (["--tree-beam", "1", "--exact"], "exact DP")):
         assert main(["order", "--model", str(tmp_path), "--input", str(FIXTURES / "demo.jsonl"),
-                     "--max-expansions", "300", "--tree-beam", beam]) == 0
-        tree = json.loads(capsys.readouterr().out.splitlines()[1])
+                     "--max-expansions", "5", *options]) == 0
+        bag, tree = (json.loads(x) for x in capsys.readouterr().out.splitlines())
         assert tree["method"] == method and tree["complete"] and tree["certified"] == (method == "exact DP")
+        assert bag["complete"] and sorted(bag["words"]) == bag_words
+        assert bag["method"] == "best-first + tree beam DP (approximate)"
 
 
 def test_cli_train_and_evaluate(tmp_path, capsys):

@@ -13,11 +13,13 @@ from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best
 
 def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None = None,
            exact: ExactConfig | None = None) -> OrderingResult:
-    """Decode one input: the exact DP when asked and every head is given, else best-first search.
+    """Decode one input with the decoders ``exact`` asks for.
 
-    With ``exact.beam`` set, the tree beam DP decodes every full tree (method ``"tree beam DP
-    (approximate)"``, or ``"exact DP"`` and certified when nothing was pruned), and the other inputs'
-    best-first outputs are completed and re-ordered by it (``dualdecomp.models.ordering.refine``).
+    A full tree (every head given): the exact DP when ``exact.max_states`` is set (certified when it
+    finishes); then, if it gave up or was not asked, the tree beam DP when ``exact.beam`` is set (method
+    ``"tree beam DP (approximate)"``, or ``"exact DP"`` and certified when nothing was pruned). Other
+    inputs, and full trees no DP decoded: best-first search, whose output the tree beam DP completes
+    and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.refine``).
 
     Parameters
     ----------
@@ -26,21 +28,26 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     search : SearchConfig, optional
         Settings of the best-first search (used when the exact decoder is not used or gives up).
     exact : ExactConfig or None
-        None: always best-first search.
+        None: best-first search only (the paper's method).
 
     Returns
     -------
     OrderingResult
         ``certified`` is True only when the DP finished (the output is the model's optimum).
     """
-    if exact is not None and all(h is not None for h in inp.heads):
-        start = time.perf_counter()
-        found = exact_linearisation(model, inp, exact)
-        if found.best is not None and (found.certified or exact.beam is not None):
+    start = time.perf_counter()
+    full_tree = all(h is not None for h in inp.heads)
+    if exact is not None and full_tree and exact.max_states is not None:
+        found = exact_linearisation(model, inp, exact.max_states)
+        if found.certified and found.best is not None:
             return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
-                               method="exact DP" if found.certified else BEAM_METHOD,
-                               certified=found.certified)
-    first = best_first(model, inp, search or SearchConfig())
+                               method="exact DP", certified=True)
     if exact is not None and exact.beam is not None:
-        return refine(model, inp, first, exact.beam)
-    return first
+        if full_tree:
+            found = exact_linearisation(model, inp, beam=exact.beam)
+            if found.best is not None:
+                return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
+                                   method="exact DP" if found.certified else BEAM_METHOD,
+                                   certified=found.certified)
+        return refine(model, inp, best_first(model, inp, search or SearchConfig()), exact.beam)
+    return best_first(model, inp, search or SearchConfig())

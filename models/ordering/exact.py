@@ -24,19 +24,21 @@ BEAM_METHOD = "tree beam DP (approximate)"
 
 @dataclass(frozen=True)
 class ExactConfig:
-    """Settings of the exact decoder.
+    """Settings of the DP decoders of full trees (``dualdecomp.models.ordering.decoder.decode``).
 
     Attributes
     ----------
-    max_states : int
-        DP states at most before the exact DP gives up uncertified (then best-first search decodes).
+    max_states : int or None
+        Run the exact DP first, with at most this many states before it gives up uncertified; None: no
+        exact DP.
     beam : int or None
-        None: the exact DP. K: the same DP keeping the K best states per step and the K best subtrees per
-        node — APPROXIMATE, always a complete output, ``certified`` only when nothing was pruned;
-        ``max_states`` is then unused.
+        K: the tree beam DP (the same DP keeping the K best states per step and the K best subtrees per
+        node — APPROXIMATE, always a complete output, certified only when nothing was pruned) decodes the
+        full trees the exact DP did not certify, and completes and re-orders best-first outputs of the
+        other inputs. None: those are left to best-first search (the paper's method).
     """
 
-    max_states: int = 100_000
+    max_states: int | None = 100_000
     beam: int | None = None
 
 
@@ -50,8 +52,8 @@ def signature(e: Edge) -> tuple:
             e.words[:2], tags[:3], e.words[-2:], tags[-3:])
 
 
-def exact_linearisation(model: OrderingModel, inp: OrderingInput,
-                        config: ExactConfig = ExactConfig()) -> Linearisation[Edge]:
+def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: int = 100_000,
+                        beam: int | None = None) -> Linearisation[Edge]:
     """The model's best projective linearisation of the input's complete tree, by exact DP.
 
     Parameters
@@ -59,9 +61,10 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput,
     model : OrderingModel
     inp : OrderingInput
         Every head given (POS tags may be missing: the DP then also chooses them).
-    config : ExactConfig
-        ``beam`` None: exact (up to ``max_states`` states); K: the beam DP (approximate; certified only
-        when nothing was pruned).
+    max_states : int
+        The exact DP gives up uncertified after this many states (unused with ``beam``).
+    beam : int or None
+        None: exact; K: the tree beam DP (approximate; certified only when nothing was pruned).
 
     Returns
     -------
@@ -93,5 +96,4 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput,
             return None
         return model.attach(ctx, head, dep, right, with_phi=False)
 
-    return best_linearisation(children, root, leaf, attach, lambda e: e.score, signature, config.max_states,
-                              config.beam)
+    return best_linearisation(children, root, leaf, attach, lambda e: e.score, signature, max_states, beam)

@@ -9,7 +9,7 @@ fragments that misses some words. This second stage:
    cycle, and each part still not connected to the root (a missing word with its given dependents) is
    attached, best first, to the word of the root's part whose two-word arc the model scores highest (a
    leaf of each word, either side; the part's top word with each tag it may take);
-2. orders that tree with the tree beam DP (``ExactConfig(beam=K)``) under the same model;
+2. orders that tree with the tree beam DP (``exact_linearisation(..., beam=K)``) under the same model;
 3. keeps the best-first output instead when it was complete and scores at least as high (both are goal
    edges of the same model, so their scaled scores compare).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 
 from dualdecomp.models.ordering.edge import Edge
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.exact import exact_linearisation
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import OrderingResult, goal_result
@@ -48,7 +48,8 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
     Returns
     -------
     OrderingInput
-        Every head given; the output's tags given for its words, the input's for the others.
+        Every head given; the output's tags given for its words, the input's for the others. The root is
+        the given root, else the output's root (or the top of its chain of given heads).
     """
     n = len(inp)
     heads: list[int | None] = list(inp.heads)
@@ -57,8 +58,10 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         pos[w] = tag
     root = next((w for w, h in enumerate(inp.heads) if h == ROOT), None)
     arcs = output_arcs(result)
-    if root is None:
+    if root is None:  # the output's root, or the top of its chain of given heads
         root = next(w for w, h in arcs.items() if h == ROOT)
+        while inp.heads[root] is not None:
+            root = inp.heads[root]
     heads[root] = ROOT
     for w, h in arcs.items():
         if heads[w] is None and h != ROOT and not _above(heads, h, w):
@@ -99,7 +102,7 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
     """
     start = time.perf_counter()
     tree = completed_input(model, inp, first)
-    found = exact_linearisation(model, tree, ExactConfig(beam=beam))
+    found = exact_linearisation(model, tree, beam=beam)
     if found.best is None or (first.complete and first.score >= found.best.scaled):
         return first
     return goal_result(model.context(inp), found.best, first.expansions + found.states,

@@ -16,10 +16,11 @@ ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words":
 "heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
 The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
 the weight stored in the model by `order select-lm`, chosen on dev).
-With --exact, inputs with a complete tree are decoded by the exact DP, which certifies the model's
-optimum (certified: true); with --tree-beam K they are decoded by the same DP keeping the K best
-states (APPROXIMATE, always complete; certified when nothing was pruned); other inputs use best-first
-search.
+Inputs with a complete tree are decoded by the tree beam DP (--tree-beam K, 32 by default: the exact
+DP keeping the K best states per step; APPROXIMATE, certified when nothing was pruned); with --exact
+the exact DP runs first and certifies the model's optimum when it finishes (certified: true). Other
+inputs: best-first search, whose output the tree beam DP then completes (every word) and re-orders.
+--tree-beam 0: best-first search alone, the paper's method.
 Output: one JSON line per input.
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
@@ -121,9 +122,9 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="decode full-tree inputs with the exact DP (certified)")
     parser.add_argument("--exact-states", type=int, default=100_000,
                         help="state limit of the exact DP before it gives up uncertified")
-    parser.add_argument("--tree-beam", type=int, default=None, metavar="K",
-                        help="decode full-tree inputs with the DP keeping the K best states per step "
-                             "(approximate; 32 was chosen on dev) instead of --exact's exact DP")
+    parser.add_argument("--tree-beam", type=int, default=32, metavar="K",
+                        help="beam of the tree DP that decodes full trees and completes best-first outputs "
+                             "(approximate; default %(default)s, chosen on dev); 0 = best-first search alone")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -162,13 +163,11 @@ def _decoder(args: argparse.Namespace):
     model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
-    if args.tree_beam is not None and args.tree_beam < 1:
-        raise InputError("--tree-beam must be at least 1")
+    if args.tree_beam < 0:
+        raise InputError("--tree-beam must be 0 (off) or a positive beam")
     if args.exact_states < 1:
         raise InputError("--exact-states must be at least 1")
-    exact = None
-    if args.exact or args.tree_beam is not None:
-        exact = ExactConfig(max_states=args.exact_states, beam=args.tree_beam)
+    exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None)
     return lambda inp: decode(model, inp, search, exact)
 
 
