@@ -60,3 +60,18 @@ def test_fine_tune_lowers_the_loss_and_exports_a_loadable_model(tiny_base, tmp_p
     logits = scorer.keep_logits(["the", "council", "plans", "to", "election", "."])
     assert logits.shape == (6,) and np.isfinite(logits).all()
     assert scorer.meta["train_sentences"] == 24
+
+
+def test_step_budget_stops_training_and_reruns_reproduce_the_model(tiny_base, tmp_path) -> None:
+    rng = np.random.default_rng(1)
+    train = [Example(tuple(WORDS[i] for i in rng.integers(0, len(WORDS), 5)),
+                     rng.integers(0, 2, 5).astype(float), "toy") for _ in range(24)]
+    settings = TrainingSettings(epochs=6, batch_size=8, learning_rate=5e-3, eval_every=2, max_minutes=5,
+                                max_steps=4, threads=1)
+    runs = []
+    for name in ("a", "b"):
+        record = fine_tune(tiny_base, train, train[:8], tmp_path / name, settings, log=lambda s: None)
+        assert record["steps"] == 4 and record["stopped_by"] == "step budget"
+        runs.append(load_neural_model(tmp_path / name))
+    sentence = ["the", "council", "plans", "an", "election", "."]
+    np.testing.assert_array_equal(runs[0].keep_logits(sentence), runs[1].keep_logits(sentence))

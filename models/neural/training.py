@@ -6,7 +6,8 @@ fine-tunes a pretrained BERT-architecture encoder (``DIR`` holds Hugging Face ``
 all-MiniLM-L6-v2 there) with a linear keep head on each word's first piece, by binary cross-entropy
 against the per-token keep targets (:mod:`~dualdecomp.models.neural.examples`), AdamW with linear warm-up
 and decay, batches of sentences of similar length. ``FILE:N`` takes a seeded random sample of N sentences
-of that file. A time budget (``--max-minutes``) stops training early; the learning curve (training loss,
+of that file. A step budget (``--max-steps``, deterministic) or a time budget (``--max-minutes``, which
+depends on the machine's load) stops training early; the learning curve (training loss,
 dev loss and dev token F1 of the scorer's own keep decisions, every ``--eval-every`` steps) is written to
 ``OUT/curve.json`` and the model, exported for the numpy encoder, to ``OUT`` (int8 rows).
 
@@ -49,6 +50,7 @@ class TrainingSettings:
     warmup: float = 0.06
     weight_decay: float = 0.01
     max_minutes: float = 60.0
+    max_steps: int = 0  # 0: no step budget
     eval_every: int = 100
     frozen_layers: int = 0
     freeze_embeddings: bool = True
@@ -205,7 +207,8 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
             step += 1
             running.append(loss.item())
             minutes = (time.monotonic() - start) / 60
-            last = step >= total or minutes >= settings.max_minutes
+            step_budget = 0 < settings.max_steps <= step
+            last = step >= total or step_budget or minutes >= settings.max_minutes
             if step % settings.eval_every == 0 or last:
                 point = {"step": step, "sentences": step * settings.batch_size, "minutes": round(minutes, 2),
                          "train_loss": float(np.mean(running)), **_evaluate(model, dev_enc, 64)}
@@ -213,9 +216,9 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
                 curve.append(point)
                 log(json.dumps(point))
             if last:
-                stopped = "steps" if step >= total else "time budget"
+                stopped = "steps" if step >= total else "step budget" if step_budget else "time budget"
                 break
-        if stopped == "time budget":
+        if stopped != "steps":
             break
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out / "curve.json", lambda fh: fh.write(json.dumps(curve, indent=1).encode()))

@@ -89,6 +89,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="KenLM model (default: the embedded compression trigram; only that one is "
                              "stored)")
     select.add_argument("--max-expansions", type=int, default=2000, metavar="K")
+    select.add_argument("--tree-beam", type=int, default=32, metavar="K",
+                        help="beam of the tree DP of the decoder (default %(default)s; 0 = best-first alone)")
     select.add_argument("--write", action="store_true", help="store the chosen weight in model.json")
     select.set_defaults(func=run)
 
@@ -232,8 +234,8 @@ def _select_lm(args: argparse.Namespace) -> int:
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.reading import read_conllu_examples
 
-    if args.start < 0 or args.sentences < 1 or args.max_expansions < 1:
-        raise InputError("--start must be >= 0, --sentences and --max-expansions >= 1")
+    if args.start < 0 or args.sentences < 1 or args.max_expansions < 1 or args.tree_beam < 0:
+        raise InputError("--start and --tree-beam must be >= 0, --sentences and --max-expansions >= 1")
     if any(not 0 <= w < float("inf") for w in args.weights):
         raise InputError("--weights must be non-negative numbers")
     if args.write and args.lm is not None:
@@ -244,12 +246,14 @@ def _select_lm(args: argparse.Namespace) -> int:
     def log(s):
         print(json.dumps({"lm_weight": s.weight, "bleu": s.bleu, "mean": round(s.mean, 4)}), flush=True)
 
-    weight, scores = select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions, log=log)
+    weight, scores = select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions, log=log,
+                                      tree_beam=args.tree_beam or None)
     decode_meta = {"lm": "default compression trigram (data/default_model/lm.binary)", "lm_weight": weight,
                    "selection": {"rule": "highest mean BLEU of the conditions " + " and ".join(
-                       SELECTION_CONDITIONS) + ", best-first search with an expansion limit; ties: the "
-                       "smaller weight", "dev_file": Path(args.dev).name, "start": args.start,
-                       "sentences": len(dev), "max_expansions": args.max_expansions,
+                       SELECTION_CONDITIONS) + ", best-first search with an expansion limit, then the "
+                       "tree beam DP; ties: the smaller weight", "dev_file": Path(args.dev).name,
+                       "start": args.start, "sentences": len(dev), "max_expansions": args.max_expansions,
+                       "tree_beam": args.tree_beam,
                        "grid": [{"lm_weight": s.weight, "bleu": s.bleu} for s in scores]}}
     if args.write:
         model.save(args.model, {"decode": decode_meta})
