@@ -7,7 +7,8 @@ Measurements (``--what``):
 * ``tree-beam``: the same conditions with ``--tree-beam K`` (APPROXIMATE): full trees ("dep100", "all")
   decoded by the tree beam DP (certified when nothing was pruned), the other inputs by best-first search
   at ``--timeout`` whose output is completed and re-ordered by the tree beam DP.
-* ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7).
+* ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7), for
+  best-first search alone and followed by the tree beam DP (``--curve-methods``).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output compares with it under the same model (same score, lower score).
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
@@ -60,6 +61,9 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--curve-sentences", type=int, default=100)
+    parser.add_argument("--curve-methods", nargs="+", choices=("best-first", "tree-beam"),
+                        default=["best-first", "tree-beam"],
+                        help="decoders of the curve (tree-beam: the first --tree-beam)")
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
@@ -101,12 +105,16 @@ def main() -> None:
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]
-        for timeout in args.curve:
-            search = SearchConfig(chart_size=args.chart_size, timeout=timeout)
-            scores, _ = evaluate(examples, lambda inp, s=search: best_first(model, inp, s), "words",
-                                 args.seed)
-            _emit({**base, "measure": "timeout_curve", "condition": "words", "timeout": timeout,
-                   "method": "best-first (approximate)", **scores.as_json()})
+        for method in args.curve_methods:
+            for timeout in args.curve:
+                search = SearchConfig(chart_size=args.chart_size, timeout=timeout)
+                beam = args.tree_beam[0] if method == "tree-beam" else None
+                exact = ExactConfig(max_states=None, beam=beam) if beam else None
+                scores, results = evaluate(examples, lambda inp, s=search, e=exact: decode(model, inp, s, e),
+                                           "words", args.seed)
+                _emit({**base, "measure": "timeout_curve", "condition": "words", "timeout": timeout,
+                       "tree_beam": exact.beam if exact else None,
+                       "method": " / ".join(sorted({r.method for r in results})), **scores.as_json()})
 
     if "exact" in args.what:
         examples = dev[:args.sentences]
