@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-bench neural-model neural-bench
+.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-bench neural-model neural-lengths neural-bench
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -120,6 +120,21 @@ neural-model: install
 		$(SHARED)/google/train180k.tsv.gz:12000 $(SHARED)/google/train20k-b.tsv.gz:3000 \
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		--epochs 1 --learning-rate 8e-5 --max-steps 601 --max-minutes 140 --eval-every 150 --out data/default_model/neural
+
+# Lengths per corpus (W2.2; README "Neural token potentials"): the length bias of
+# configs/neural-dependency-lm-{news,broadcast,written}.json, bisected so that free-length outputs keep
+# the references' share on the FIRST half of each dev file; the table is on the held-out second halves.
+# About 10 minutes.
+LENGTHS := .cache/lengths
+neural-lengths: install
+	mkdir -p $(LENGTHS)
+	for f in eval broadcast written; do n=$$(wc -l < data/corpora/$$f.dev.jsonl); h=$$((n / 2)); \
+		head -n $$h data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.first.jsonl; \
+		tail -n +$$((h + 1)) data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.second.jsonl; done
+	for d in news:eval broadcast:broadcast written:written; do \
+		$(BIN)/python -m dualdecomp.models.joint.length_calibration data/default_model \
+			--config neural-dependency-lm-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done
+	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table neural_table_lengths.json
 
 # Decode time of the neural configurations against the old default, in one run (README.md).
 neural-bench: install
