@@ -10,7 +10,8 @@ Measurements (``--what``):
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7), for
   best-first search alone and followed by the tree beam DP (``--curve-methods``).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
-  how the best-first output compares with it under the same model (same score, lower score).
+  how the best-first output and the tree beam DP's (the first ``--tree-beam``) compare with it under the
+  same model (same score, lower score).
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
 The grid the stored weight was chosen from is printed by ``dualdecomp order select-lm``.
 
@@ -121,16 +122,22 @@ def main() -> None:
         search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
         certified = same = lower = higher = 0
         gaps = []
-        exact_results, first_results, exact_examples = [], [], []
-        dp_seconds = 0.0
+        exact_results, first_results, exact_examples, beam_results = [], [], [], []
+        dp_seconds = beam_seconds = 0.0
+        beam_same = 0
         for k, ex in enumerate(examples):
             inp = ex.as_input(1.0, 1.0, args.seed + k)
             start = time.perf_counter()
             found = exact_linearisation(model, inp, args.exact_states)
             elapsed = time.perf_counter() - start
-            first = best_first(model, inp, search)
             if not (found.certified and found.best is not None):
                 continue
+            first = best_first(model, inp, search)
+            start = time.perf_counter()
+            beamed = exact_linearisation(model, inp, beam=args.tree_beam[0]).best
+            beam_seconds += time.perf_counter() - start
+            beam_same += math.isclose(beamed.scaled, found.best.scaled, rel_tol=0, abs_tol=1e-9)
+            beam_results.append(goal_result(model.context(inp), beamed, 0, 0.0, method="tree beam DP"))
             dp_seconds += elapsed
             certified += 1
             optimum = found.best.scaled
@@ -154,7 +161,9 @@ def main() -> None:
                "best_first_higher": higher,
                "mean_scaled_gap_when_lower": round(sum(gaps) / len(gaps), 6) if gaps else 0.0,
                "exact_on_certified": exact_scores.as_json(),
-               "best_first_on_certified": first_scores.as_json(), "timeout": args.timeout})
+               "best_first_on_certified": first_scores.as_json(), "timeout": args.timeout,
+               "tree_beam": args.tree_beam[0], "tree_beam_same_score": beam_same,
+               "tree_beam_on_certified": score(exact_examples, beam_results, beam_seconds).as_json()})
 
 
 if __name__ == "__main__":
