@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 
+from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first, goal_result
+from dualdecomp.solvers.ordering.linearise import Linearisation
 
 
 def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None = None,
@@ -37,17 +39,23 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     """
     start = time.perf_counter()
     full_tree = all(h is not None for h in inp.heads)
-    if exact is not None and full_tree and exact.max_states is not None:
-        found = exact_linearisation(model, inp, exact.max_states)
-        if found.certified and found.best is not None:
-            return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
-                               method="exact DP", certified=True)
-    if exact is not None and exact.beam is not None:
-        if full_tree:
+    if exact is not None and full_tree:
+        if exact.max_states is not None:
+            found = exact_linearisation(model, inp, exact.max_states)
+            if found.certified and found.best is not None:
+                return _dp_result(model, inp, found, start)
+        if exact.beam is not None:
             found = exact_linearisation(model, inp, beam=exact.beam)
             if found.best is not None:
-                return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
-                                   method="exact DP" if found.certified else BEAM_METHOD,
-                                   certified=found.certified)
-        return refine(model, inp, best_first(model, inp, search or SearchConfig()), exact.beam)
-    return best_first(model, inp, search or SearchConfig())
+                return _dp_result(model, inp, found, start)
+    first = best_first(model, inp, search or SearchConfig())
+    if exact is not None and exact.beam is not None:
+        return refine(model, inp, first, exact.beam)
+    return first
+
+
+def _dp_result(model: OrderingModel, inp: OrderingInput, found: Linearisation[Edge], start: float
+               ) -> OrderingResult:
+    """The result of a DP's best goal edge ("exact DP" when certified, else the tree beam DP's)."""
+    return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
+                       method="exact DP" if found.certified else BEAM_METHOD, certified=found.certified)

@@ -18,6 +18,7 @@ still ``certified`` when no state was ever pruned.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -107,8 +108,7 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
         if beam is None or len(table) <= beam:
             return table
         pruned = True
-        best = sorted(table.items(), key=lambda item: score(item[1][1]), reverse=True)[:beam]
-        return dict(best)
+        return dict(heapq.nlargest(beam, table.items(), key=lambda item: score(item[1][1])))
 
     for h in reversed(order):
         layer: dict[Hashable, tuple[int, S]] = {}

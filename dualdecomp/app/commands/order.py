@@ -162,13 +162,13 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--chart-size must be at least 1")
     if args.lm_weight is not None and not 0 <= args.lm_weight < float("inf"):
         raise InputError("--lm-weight must be a non-negative number")
-    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
-    search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
-                          max_expansions=args.max_expansions)
     if args.tree_beam < 0:
         raise InputError("--tree-beam must be 0 (off) or a positive beam")
     if args.exact_states < 1:
         raise InputError("--exact-states must be at least 1")
+    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
+    search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
+                          max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None)
     return lambda inp: decode(model, inp, search, exact)
 
