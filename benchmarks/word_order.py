@@ -49,6 +49,11 @@ def _emit(record: dict) -> None:
     print(json.dumps({**record, "peak_rss_mb": _peak_mb()}), flush=True)
 
 
+def _methods(results) -> str:
+    """The decoders that produced a run's outputs, e.g. "best-first (approximate) / exact DP"."""
+    return " / ".join(sorted({r.method for r in results}))
+
+
 def main() -> None:
     """Run the chosen measurements and print JSON lines."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -98,9 +103,8 @@ def main() -> None:
             for condition in args.conditions:
                 scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
                                            condition, args.seed)
-                methods = sorted({r.method for r in results})
                 _emit({**base, "measure": "condition", "condition": condition, "timeout": args.timeout,
-                       "tree_beam": beam, "method": " / ".join(methods), **scores.as_json(),
+                       "tree_beam": beam, "method": _methods(results), **scores.as_json(),
                        "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
                        "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
 
@@ -115,7 +119,7 @@ def main() -> None:
                                            "words", args.seed)
                 _emit({**base, "measure": "timeout_curve", "condition": "words", "timeout": timeout,
                        "tree_beam": exact.beam if exact else None,
-                       "method": " / ".join(sorted({r.method for r in results})), **scores.as_json()})
+                       "method": _methods(results), **scores.as_json()})
 
     if "exact" in args.what:
         examples = dev[:args.sentences]

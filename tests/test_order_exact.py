@@ -18,6 +18,11 @@ WORDS = ("the", "cat", "sat", "on", "mat", ".", "We", "do", "like", "rain")
 TAGS = ("DT", "NN", "VBD", "IN", "NN", ".", "PRP", "VBP", "VB", "NN")
 
 
+def _arcs(result) -> dict[int, int]:
+    """Input word -> input head of an output (recomputed here, independently of the decoder)."""
+    return {result.order[k]: (ROOT if h == 0 else result.order[h - 1]) for k, h in enumerate(result.heads)}
+
+
 @st.composite
 def trees(draw, max_n: int = 6):
     n = draw(st.integers(1, max_n))
@@ -52,8 +57,7 @@ def test_exact_decode_result_is_certified_and_respects_the_tree():
     inp = OrderingInput(("cat", "The", "sat", "."), ("NN", "DT", "VBD", "."), (2, 0, ROOT, 2))
     result = decode(model, inp, SearchConfig(timeout=None, max_expansions=1000), ExactConfig())
     assert result.certified and result.method == "exact DP" and result.complete
-    heads = {result.order[k]: (ROOT if h == 0 else result.order[h - 1]) for k, h in enumerate(result.heads)}
-    assert heads == dict(enumerate(inp.heads))
+    assert _arcs(result) == dict(enumerate(inp.heads))
     best, _ = brute_force_best(model, inp)
     assert result.score == pytest.approx(best, abs=1e-9)
 
@@ -82,9 +86,6 @@ def test_linearise_rejects_a_non_tree():
     with pytest.raises(InputError):
         best_linearisation([[1], [0]], 0, lambda h: [h], lambda a, b, r: None, float, lambda s: s)
 
-
-def _arcs(result) -> dict[int, int]:
-    return {result.order[k]: (ROOT if h == 0 else result.order[h - 1]) for k, h in enumerate(result.heads)}
 
 
 @settings(max_examples=40, deadline=None)
