@@ -5,7 +5,13 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["default_model_dir", "word_order_model_dir"]
+__all__ = ["CHECKOUT_ROOT", "default_model_dir", "word_order_model_dir"]
+
+CHECKOUT_ROOT = Path(__file__).resolve().parent.parent
+"""The repository root when run from a source checkout (an editable install); in an installed wheel, the
+``dualdecomp`` package folder. Only for what lives beside the code in a checkout (``.tools/bin``, and
+``../shared/data`` next to the repository).
+"""
 
 
 def default_model_dir() -> Path:

@@ -539,3 +539,14 @@ def test_cli_errors(tmp_path):
         _cli(["lm", "build", str(tmp_path / "missing.jsonl"), str(tmp_path / "out")])
     with pytest.raises(ModelError):
         _cli(["lm", "query", str(tmp_path / "missing.binary"), "text"])
+
+
+def test_default_paths_point_into_the_checkout():
+    """The lmplz folder, the shared data and the default LM are found from a checkout (an editable install)."""
+    from dualdecomp.app.commands.t3 import DEFAULT_LM as T3_DEFAULT_LM
+    from dualdecomp.models.lm import build, default
+
+    assert build.TOOLS_BIN == REPO / ".tools" / "bin"
+    assert default.DEFAULT_DATA_DIR == REPO.parent / "shared" / "data"
+    assert default.DEFAULT_OUT_DIR == DEFAULT_LM.parent
+    assert T3_DEFAULT_LM == DEFAULT_LM and T3_DEFAULT_LM.is_file()

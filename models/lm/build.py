@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.locations import CHECKOUT_ROOT
 from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.models.lm.model import RARE, SPECIAL_TOKENS
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-TOOLS_BIN = REPO_ROOT / ".tools" / "bin"
+TOOLS_BIN = CHECKOUT_ROOT / ".tools" / "bin"
 ENV_DIR = "DUALDECOMP_LMPLZ_DIR"
 _STDERR_TAIL = 2000
 

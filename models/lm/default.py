@@ -32,13 +32,13 @@ from pathlib import Path
 
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError
 from dualdecomp.core.model_files import file_sha256
+from dualdecomp.data.locations import CHECKOUT_ROOT, default_model_dir
 from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.models.lm.build import BuiltLM, build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.model import LanguageModel, load_lm
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
-DEFAULT_OUT_DIR = REPO_ROOT / "data" / "default_model"
+DEFAULT_DATA_DIR = CHECKOUT_ROOT.parent / "shared" / "data"
+DEFAULT_OUT_DIR = default_model_dir()
 SOURCES = ("google/train180k.tsv.gz", "google/train20k-b.tsv.gz", "google/eval.train.jsonl")
 DEV = "google/eval.dev.jsonl"
 ORDER = 3

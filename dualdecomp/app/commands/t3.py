@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.data.locations import default_model_dir
 
-DEFAULT_LM = Path(__file__).resolve().parents[2] / "data" / "default_model" / "lm.binary"
+DEFAULT_LM = default_model_dir() / "lm.binary"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
