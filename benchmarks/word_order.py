@@ -12,6 +12,10 @@ Measurements (``--what``):
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output and the tree beam DP's (the first ``--tree-beam``) compare with it under the
   same model (same score, lower score).
+* ``errors``: on the full-tree ("all") inputs, for each ``--tree-beam`` K, how many tree beam DP outputs
+  are the gold ordering, search errors (the gold ordering scores higher under the model) and model
+  errors (the output scores at least as high); sentences whose gold tree is not projective are counted
+  apart (``dualdecomp.models.ordering.diagnosis``).
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
 The grid the stored weight was chosen from is printed by ``dualdecomp order select-lm``.
 
@@ -33,6 +37,7 @@ import resource
 import time
 
 from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
@@ -73,7 +78,7 @@ def main() -> None:
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
-    parser.add_argument("--what", nargs="+", choices=("conditions", "tree-beam", "curve", "exact"),
+    parser.add_argument("--what", nargs="+", choices=("conditions", "tree-beam", "curve", "exact", "errors"),
                         default=["conditions", "tree-beam", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
@@ -168,6 +173,20 @@ def main() -> None:
                "best_first_on_certified": first_scores.as_json(), "timeout": args.timeout,
                "tree_beam": args.tree_beam[0], "tree_beam_same_score": beam_same,
                "tree_beam_on_certified": score(exact_examples, beam_results, beam_seconds).as_json()})
+
+    if "errors" in args.what:
+        examples = dev[:args.sentences]
+        for beam in args.tree_beam:
+            counts = {GOLD: 0, SEARCH_ERROR: 0, MODEL_ERROR: 0, "no_gold_derivation": 0}
+            for k, ex in enumerate(examples):
+                inp, order = ex.shuffled(1.0, 1.0, args.seed + k)
+                gold = gold_derivation(model, inp, order)
+                if gold is None:
+                    counts["no_gold_derivation"] += 1
+                    continue
+                counts[error_kind(gold, exact_linearisation(model, inp, beam=beam).best)] += 1
+            _emit({**base, "measure": "errors", "condition": "all", "tree_beam": beam,
+                   "sentences": len(examples), **counts})
 
 
 if __name__ == "__main__":

@@ -101,6 +101,11 @@ class OrderingExample:
         OrderingInput
             The words shuffled (so nothing can use the original order), with the constraints remapped.
         """
+        return self.shuffled(pos_share, dep_share, seed)[0]
+
+    def shuffled(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0
+                 ) -> tuple[OrderingInput, tuple[int, ...]]:
+        """:meth:`as_input` and the gold order: the input index of each word of the original sentence."""
         n = len(self.words)
         rng = np.random.default_rng(seed)
         perm = rng.permutation(n)  # new position k holds old word perm[k]
@@ -113,7 +118,7 @@ class OrderingExample:
         heads = tuple(
             (ROOT if self.heads[int(old)] == ROOT else int(inverse[self.heads[int(old)]]))
             if int(old) in dep_given else None for old in perm)
-        return OrderingInput(words, pos, heads, self.ident)
+        return OrderingInput(words, pos, heads, self.ident), tuple(int(k) for k in inverse)
 
     def identity_input(self) -> OrderingInput:
         """The bag in its original order with no constraints (for training, where the order is gold)."""
