@@ -542,7 +542,7 @@ def test_cli_errors(tmp_path):
 
 
 def test_default_paths_point_into_the_checkout():
-    """The lmplz folder, the shared data and the default LM are found from a checkout (an editable install)."""
+    """lmplz's folder, the shared data and the default LM are found from a checkout (editable install)."""
     from dualdecomp.app.commands.t3 import DEFAULT_LM as T3_DEFAULT_LM
     from dualdecomp.models.lm import build, default
 
