@@ -82,7 +82,11 @@ def main() -> None:
                         default=["conditions", "tree-beam", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
+    parser.add_argument("--outputs", default=None,
+                        help="append the tree-beam measure's outputs here (JSON lines: condition, id, text), "
+                             "e.g. to compute one corpus BLEU over a run split across processes")
     args = parser.parse_args()
 
     model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
@@ -112,6 +116,11 @@ def main() -> None:
                        "tree_beam": beam, "method": _methods(results), **scores.as_json(),
                        "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
                        "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
+                if args.outputs:
+                    with open(args.outputs, "a", encoding="utf-8") as out:
+                        for ex, r in zip(examples, results, strict=True):
+                            out.write(json.dumps({"condition": condition, "tree_beam": beam, "id": ex.ident,
+                                                  "text": " ".join(r.words)}) + "\n")
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]
