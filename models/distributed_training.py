@@ -57,7 +57,8 @@ def mixing_weights(mistakes: Sequence[int], mixing: str) -> list[float]:
     return [1.0 / k] * k
 
 
-def _mix(vectors: Sequence[np.ndarray], mu: Sequence[float]) -> np.ndarray:
+def mix(vectors: Sequence[np.ndarray], mu: Sequence[float]) -> np.ndarray:
+    """Σ_s μ_s v_s (a new array)."""
     out = mu[0] * vectors[0]
     for m, v in zip(mu[1:], vectors[1:], strict=True):
         out += m * v
@@ -135,8 +136,8 @@ class ParameterMixing:
                 if progress is not None:
                     progress(len(shards[s]))
             mu = mixing_weights(mistakes, self.mixing)
-            mixed = _mix(w, mu)
-            last_avg = _mix([w[s] - acc[s] / t[s] for s in range(k)], mu)
+            mixed = mix(w, mu)
+            last_avg = mix([w[s] - acc[s] / t[s] for s in range(k)], mu)
             score = on_epoch(epoch, last_avg) if on_epoch is not None else None
             reports.append(EpochReport(epoch, sum(mistakes), len(examples), score))
             if score is not None and (best is None or score > best[0]):

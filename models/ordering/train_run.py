@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,8 @@ def eligible(examples: list[OrderingExample], config: RunConfig) -> list[Orderin
 def train_model(train: list[OrderingExample], dev: list[OrderingExample], config: RunConfig,
                 log: Callable[[dict], None] = lambda record: None,
                 progress_factory: Callable | None = None,
-                checkpoint: Callable[[OrderingModel, dict], None] | None = None
+                checkpoint: Callable[[OrderingModel, dict], None] | None = None,
+                trainer: Callable[[OrderingModel, TrainConfig], Any] = Trainer
                 ) -> tuple[OrderingModel, dict]:
     """Train for ``epochs`` epochs; keep the averaged weights of the epoch with the best dev BLEU.
 
@@ -73,6 +75,10 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
         ``(total, description) -> update`` for progress bars.
     checkpoint : callable, optional
         Called after every epoch with the model selected so far (a copy) and its meta dict.
+    trainer : callable
+        ``(model, train_config) -> trainer`` with ``epoch`` and ``averaged`` like :class:`Trainer` (the
+        default, one process), e.g. a :class:`~dualdecomp.models.ordering.parallel_training.MixingTrainer`
+        bound to a Dask client.
 
     Returns
     -------
@@ -81,7 +87,8 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
     """
     sentences = eligible(train, config)
     model = new_model(train, hash_bits=config.hash_bits)
-    trainer = Trainer(model, config.train)
+    trainer = trainer(model, config.train)
+    description = getattr(trainer, "description", "one process")
     dev = dev[:config.dev_sentences]
     search = SearchConfig(chart_size=config.train.chart_size, timeout=None,
                           max_expansions=config.dev_expansions)
@@ -102,14 +109,14 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
         model.weights[:] = current
         if checkpoint is not None:
             checkpoint(replace(model, weights=best_weights.copy()),
-                       _meta(sentences, config, best_epoch, history, best_weights, epochs_done=epoch))
+                       _meta(sentences, config, best_epoch, history, best_weights, epoch, description))
     model.weights[:] = best_weights
-    return model, _meta(sentences, config, best_epoch, history, best_weights, epochs_done=config.epochs)
+    return model, _meta(sentences, config, best_epoch, history, best_weights, config.epochs, description)
 
 
 def _meta(sentences, config: RunConfig, best_epoch: int, history: list, weights: np.ndarray,
-          epochs_done: int) -> dict:
-    return {"training": {"sentences": len(sentences), "max_length": config.max_length,
+          epochs_done: int, trainer: str) -> dict:
+    return {"training": {"sentences": len(sentences), "max_length": config.max_length, "trainer": trainer,
                          "epochs": config.epochs, "epochs_done": epochs_done, "selected_epoch": best_epoch,
                          "selection": "best words-only dev BLEU (first dev_sentences, dev_expansions pops)",
                          "config": json.loads(json.dumps(asdict(config))), "history": list(history),

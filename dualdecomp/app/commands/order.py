@@ -74,6 +74,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--dev-sentences", type=int, default=100)
     train.add_argument("--dev-expansions", type=int, default=2000)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="train by iterative parameter mixing on a local Dask cluster of N worker "
+                            "processes (N > 1)")
+    train.add_argument("--scheduler", metavar="ADDRESS", help="the same on an existing Dask cluster")
+    train.add_argument("--shards", type=int, default=None, metavar="K",
+                       help="parameter mixing: shards trained in parallel (default: one per worker thread)")
+    train.add_argument("--mixing", choices=("uniform", "mistakes"), default="uniform",
+                       help="parameter mixing: average the shards' weights uniformly or weighted by updates")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
 
@@ -199,7 +207,7 @@ def _train(args: argparse.Namespace) -> int:
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.models.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering.train_run import RunConfig, train_model
-    from dualdecomp.models.ordering.training import TrainConfig
+    from dualdecomp.models.ordering.training import TrainConfig, Trainer
 
     for name in ("epochs", "max_length", "train_expansions", "train_chart_size", "dev_sentences",
                  "dev_expansions"):
@@ -207,6 +215,11 @@ def _train(args: argparse.Namespace) -> int:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1")
     if not 10 <= args.hash_bits <= 26:
         raise InputError("--hash-bits must be between 10 and 26")
+    if args.workers < 1 or (args.shards is not None and args.shards < 1):
+        raise InputError("--workers and --shards must be >= 1")
+    parallel = args.workers > 1 or args.scheduler is not None
+    if args.shards is not None and not parallel:
+        raise InputError("--shards needs --workers N > 1 or --scheduler")
     train = read_conllu_examples(args.train)
     dev = read_conllu_examples(args.dev)
     config = RunConfig(epochs=args.epochs, max_sentences=args.max_sentences, max_length=args.max_length,
@@ -220,8 +233,20 @@ def _train(args: argparse.Namespace) -> int:
         meta["training"].update(files)
         model.save(args.out, meta)
 
-    model, meta = train_model(train, dev, config, log=lambda r: print(json.dumps(r), flush=True),
-                              progress_factory=progress_factory(args.quiet), checkpoint=save)
+    def run_training(trainer=Trainer):
+        return train_model(train, dev, config, log=lambda r: print(json.dumps(r), flush=True),
+                           progress_factory=progress_factory(args.quiet), checkpoint=save, trainer=trainer)
+
+    if parallel:
+        # lazy: Dask is imported only for a distributed run
+        from dualdecomp.app.cluster import cluster_client
+        from dualdecomp.models.ordering.parallel_training import MixingTrainer
+
+        with cluster_client(args.workers, args.scheduler) as client:
+            shards = args.shards or sum(client.nthreads().values())
+            model, meta = run_training(lambda m, c: MixingTrainer(m, c, client, shards, args.mixing))
+    else:
+        model, meta = run_training()
     save(model, meta)
     print(json.dumps({"saved": str(args.out), "selected_epoch": meta["training"]["selected_epoch"],
                       "nonzero_weights": meta["training"]["nonzero_weights"]}))
