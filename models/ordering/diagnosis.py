@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dualdecomp.models.ordering.edge import Edge, can_attach
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 
 GOLD, SEARCH_ERROR, MODEL_ERROR = "gold", "search error", "model error"
@@ -50,13 +50,7 @@ def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[in
     ctx = model.context(inp)
     position = {w: k for k, w in enumerate(order)}
     leaves = {leaf.head: leaf for leaf in model.leaves(ctx)}  # one leaf per word: its given tag
-    kids: list[list[int]] = [[] for _ in range(n)]
-    root = None
-    for m, h in enumerate(inp.heads):
-        if h == ROOT:
-            root = m
-        else:
-            kids[h].append(m)
+    kids = inp.given_children()
 
     def build(h: int) -> Edge | None:
         edge = leaves.get(h)
@@ -71,7 +65,7 @@ def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[in
                 edge = model.attach(ctx, edge, child, on_right, with_phi=False)
         return edge
 
-    gold = build(root)
+    gold = build(inp.given_root())
     if gold is None or gold.words != tuple(order):
         return None
     return gold

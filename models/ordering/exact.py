@@ -79,13 +79,8 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
     if any(h is None for h in inp.heads):
         raise ValueError("the exact decoder needs every head")
     ctx = model.context(inp)
-    children: list[list[int]] = [[] for _ in range(ctx.n)]
-    root = ROOT
-    for m, h in enumerate(inp.heads):
-        if h == ROOT:
-            root = m
-        else:
-            children[h].append(m)
+    children = inp.given_children()
+    root = inp.given_root()
     leaves = model.leaves(ctx)
 
     def leaf(h: int) -> list[Edge]:
@@ -96,4 +91,5 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
             return None
         return model.attach(ctx, head, dep, right, with_phi=False)
 
-    return best_linearisation(children, root, leaf, attach, lambda e: e.score, signature, max_states, beam)
+    return best_linearisation(children, ROOT if root is None else root, leaf, attach, lambda e: e.score,
+                              signature, max_states, beam)

@@ -45,6 +45,10 @@ class OrderingInput:
         """Whether every head and every POS tag is given (the tree-linearisation condition)."""
         return all(h is not None for h in self.heads) and all(p is not None for p in self.pos)
 
+    def given_root(self) -> int | None:
+        """The word given as the root (head ``ROOT``), or None."""
+        return next((m for m, h in enumerate(self.heads) if h == ROOT), None)
+
     def given_children(self) -> tuple[tuple[int, ...], ...]:
         """For each word, the words whose given head it is."""
         kids: list[list[int]] = [[] for _ in self.words]

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.locations import word_order_model_dir
 
@@ -74,14 +75,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--dev-sentences", type=int, default=100)
     train.add_argument("--dev-expansions", type=int, default=2000)
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--workers", type=int, default=1, metavar="N",
-                       help="train by iterative parameter mixing on a local Dask cluster of N worker "
-                            "processes (N > 1)")
-    train.add_argument("--scheduler", metavar="ADDRESS", help="the same on an existing Dask cluster")
-    train.add_argument("--shards", type=int, default=None, metavar="K",
-                       help="parameter mixing: shards trained in parallel (default: one per worker thread)")
-    train.add_argument("--mixing", choices=("uniform", "mistakes"), default="uniform",
-                       help="parameter mixing: average the shards' weights uniformly or weighted by updates")
+    add_mixing_arguments(train, "guided learning")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
 
@@ -215,11 +209,7 @@ def _train(args: argparse.Namespace) -> int:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1")
     if not 10 <= args.hash_bits <= 26:
         raise InputError("--hash-bits must be between 10 and 26")
-    if args.workers < 1 or (args.shards is not None and args.shards < 1):
-        raise InputError("--workers and --shards must be >= 1")
-    parallel = args.workers > 1 or args.scheduler is not None
-    if args.shards is not None and not parallel:
-        raise InputError("--shards needs --workers N > 1 or --scheduler")
+    parallel = mixing_requested(args)
     train = read_conllu_examples(args.train)
     dev = read_conllu_examples(args.dev)
     config = RunConfig(epochs=args.epochs, max_sentences=args.max_sentences, max_length=args.max_length,

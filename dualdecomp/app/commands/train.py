@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
 from dualdecomp.core.errors import InputError
 
 
@@ -54,14 +55,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-lexical", action="store_true", help="no word-identity features")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=None, help="use the first N sentences of each train file")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="bigram perceptron: train by iterative parameter mixing on a local Dask cluster of N "
-                        "worker processes (N > 1)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="the same on an existing Dask cluster")
-    p.add_argument("--shards", type=int, default=None, metavar="K",
-                   help="parameter mixing: shards trained in parallel (default: one per worker thread)")
-    p.add_argument("--mixing", choices=("uniform", "mistakes"), default="uniform",
-                   help="parameter mixing: average the shards' weights uniformly or weighted by mistakes")
+    add_mixing_arguments(p, "bigram perceptron")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
     return p
@@ -154,12 +148,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr)
 
-    if (args.workers > 1 or args.scheduler) and (args.kind != "bigram" or args.trainer != "perceptron"):
+    parallel = mixing_requested(args)
+    if parallel and (args.kind != "bigram" or args.trainer != "perceptron"):
         raise InputError("--workers/--scheduler train the bigram model's perceptron only")
-    if args.workers < 1 or (args.shards is not None and args.shards < 1):
-        raise InputError("--workers and --shards must be >= 1")
-    if args.shards is not None and not (args.workers > 1 or args.scheduler):
-        raise InputError("--shards needs --workers N > 1 or --scheduler")
     if args.kind == "dependency":
         return _train_dependency(args, log)
     if args.kind == "joint":
@@ -172,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 1 or not args.C > 0:
         raise InputError("--k must be >= 1 and --C > 0")
 
-    if args.workers > 1 or args.scheduler:
+    if parallel:
         # lazy: Dask is imported only for a distributed run
         from dualdecomp.app.cluster import cluster_client
         from dualdecomp.models.distributed_training import ParameterMixing
