@@ -56,7 +56,7 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
     pos: list[str | None] = list(inp.pos)
     for w, tag in zip(result.order, result.pos, strict=True):
         pos[w] = tag
-    root = next((w for w, h in enumerate(inp.heads) if h == ROOT), None)
+    root = inp.given_root()
     arcs = output_arcs(result)
     if root is None:  # the output's root, or the top of its chain of given heads
         root = next(w for w, h in arcs.items() if h == ROOT)
