@@ -65,6 +65,56 @@ def mix(vectors: Sequence[np.ndarray], mu: Sequence[float]) -> np.ndarray:
     return out
 
 
+ShardState = tuple[np.ndarray, np.ndarray, int]
+"""A shard's weights, averaging accumulator and step counter."""
+
+
+def mixing_round(client: Any, states: list[ShardState], mixed: np.ndarray,
+                 submit: Callable[[int, Any, Any, int], Any], mistakes_of: Callable[[Any], int], mixing: str,
+                 progress: Callable[[int], None] | None = None, sizes: Sequence[int] = ()
+                 ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """One epoch of iterative parameter mixing: every shard trains from ``mixed``, then the mix.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+    states : list of (weights, accumulator, step)
+        One per shard; replaced in place by the shards' states after the epoch.
+    mixed : numpy.ndarray
+        The mixed weights every shard starts from.
+    submit : callable
+        ``(shard, weights_future, accumulator_future, step) -> future`` of ``(weights, accumulator, step,
+        report)``: the shard's training pass, submitted to ``client``.
+    mistakes_of : callable
+        ``report -> int``: the shard's mistakes (for ``mixing="mistakes"``).
+    mixing : {"uniform", "mistakes"}
+    progress : callable, optional
+        Called with ``sizes[s]`` when shard s is done.
+    sizes : sequence of int
+        Examples per shard (for ``progress``).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, list)
+        The mixed weights, the mixed averaged weights and the shards' reports.
+    """
+    futures = []
+    for s, (w, acc, t) in enumerate(states):
+        acc = acc + t * (mixed - w)  # keeps the shard's average while its weights jump to the mix
+        # the weight vectors travel as data (scattered), not inside the task graph
+        start, total = client.scatter([mixed.copy(), acc], hash=False)
+        futures.append(submit(s, start, total, t))
+    reports = []
+    for s, future in enumerate(futures):
+        w, acc, t, report = future.result()
+        states[s] = (w, acc, t)
+        reports.append(report)
+        if progress is not None:
+            progress(sizes[s])
+    mu = mixing_weights([mistakes_of(r) for r in reports], mixing)
+    return mix([w for w, _, _ in states], mu), mix([w - acc / t for w, acc, t in states], mu), reports
+
+
 @dataclass(frozen=True)
 class ParameterMixing:
     """The bigram perceptron trained by iterative parameter mixing on a Dask cluster.
@@ -113,31 +163,19 @@ class ParameterMixing:
         # dependencies" (dask/distributed#8576; seen once in CI).
         data = self.client.scatter(shards, hash=False)
         rngs = [np.random.default_rng(seed + s) for s in range(k)]
-        w = [np.zeros(size) for _ in range(k)]
-        acc = [np.zeros(size) for _ in range(k)]
-        t = [1] * k
-        mixed = w[0]
+        states: list[ShardState] = [(np.zeros(size), np.zeros(size), 1) for _ in range(k)]
+        mixed = states[0][0]
         reports: list[EpochReport] = []
         best: tuple[float, np.ndarray] | None = None
         last_avg = mixed
+
+        def submit(s: int, start: Any, total: Any, t: int) -> Any:
+            order = rngs[s].permutation(len(shards[s]))
+            return self.client.submit(shard_epoch, data[s], order, start, total, t, length_mode, pure=False)
+
         for epoch in range(1, epochs + 1):
-            futures = []
-            for s in range(k):
-                acc[s] += t[s] * (mixed - w[s])  # keeps the shard's average while its weights jump
-                order = rngs[s].permutation(len(shards[s]))
-                # the weight vectors travel as data (scattered), not inside the task graph
-                start, total = self.client.scatter([mixed.copy(), acc[s]], hash=False)
-                futures.append(self.client.submit(shard_epoch, data[s], order, start, total, t[s],
-                                                  length_mode, pure=False))
-            mistakes = []
-            for s, future in enumerate(futures):
-                w[s], acc[s], t[s], m = future.result()
-                mistakes.append(m)
-                if progress is not None:
-                    progress(len(shards[s]))
-            mu = mixing_weights(mistakes, self.mixing)
-            mixed = mix(w, mu)
-            last_avg = mix([w[s] - acc[s] / t[s] for s in range(k)], mu)
+            mixed, last_avg, mistakes = mixing_round(self.client, states, mixed, submit, int, self.mixing,
+                                                     progress, [len(shard) for shard in shards])
             score = on_epoch(epoch, last_avg) if on_epoch is not None else None
             reports.append(EpochReport(epoch, sum(mistakes), len(examples), score))
             if score is not None and (best is None or score > best[0]):

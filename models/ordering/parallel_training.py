@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.models.distributed_training import MIXINGS, mix, mixing_weights
+from dualdecomp.models.distributed_training import MIXINGS, ShardState, mixing_round
 from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
@@ -78,7 +78,7 @@ class MixingTrainer:
         self.shards = shards
         self.mixing = mixing
         self._data: tuple[int, list, Any] | None = None
-        self._state: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self._state: list[ShardState] = []
         self._averaged = model.weights.copy()
 
     @property
@@ -103,23 +103,14 @@ class MixingTrainer:
                            for _ in range(k)]
         _, shards, data = self._data
         template, parts = data[0], data[1:]
-        mixed = self.model.weights
-        futures = []
-        for s, (w, acc, t) in enumerate(self._state):
-            acc = acc + t * (mixed - w)  # keeps the shard's average while its weights jump to the mix
-            start, total = self.client.scatter([mixed.copy(), acc], hash=False)
-            futures.append(self.client.submit(shard_epoch, template, parts[s], start, total, t,
-                                              replace(self.config, seed=self.config.seed + s), epoch,
-                                              pure=False))
-        stats = []
-        for s, future in enumerate(futures):
-            w, acc, t, counts = future.result()
-            self._state[s] = (w, acc, t)
-            stats.append(counts)
-            if progress is not None:
-                progress(len(shards[s]))
-        mu = mixing_weights([c["updates"] for c in stats], self.mixing)
-        self.model.weights[:] = mix([w for w, _, _ in self._state], mu)
-        self._averaged = mix([w - acc / t for w, acc, t in self._state], mu)
+
+        def submit(s: int, start: Any, total: Any, t: int) -> Any:
+            return self.client.submit(shard_epoch, template, parts[s], start, total, t,
+                                      replace(self.config, seed=self.config.seed + s), epoch, pure=False)
+
+        mixed, self._averaged, stats = mixing_round(self.client, self._state, self.model.weights, submit,
+                                                    lambda c: c["updates"], self.mixing, progress,
+                                                    [len(shard) for shard in shards])
+        self.model.weights[:] = mixed
         return {"epoch": epoch, "sentences": len(examples), "shards": len(stats),
                 **{key: sum(c[key] for c in stats) for key in ("reached_gold", "updates", "expansions")}}
