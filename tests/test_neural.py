@@ -1,4 +1,5 @@
-"""The neural scorer: numpy encoder against a loop oracle, word pieces and windows, export/import round
+"""The neural scorer: numpy encoder against a loop oracle, the onnxruntime encoder against the numpy one,
+word pieces and windows, export/import round
 trip, quantization, the ``neural`` component against brute force and the ILP, bad model files."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dualdecomp.data.normalisation import mask_digits
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
+from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, default_threads
 from dualdecomp.models.neural.pieces import MAX_PIECES_PER_WORD, Pieces
 from dualdecomp.models.neural.store import load_neural_model, quantize_rows
 from dualdecomp.models.registry import get_kind
@@ -45,7 +47,7 @@ def test_encoder_matches_the_loop_oracle(tiny) -> None:
 
 def test_round_trip_gives_the_scores_of_the_parameters(tiny) -> None:
     d, config, params, head_w, head_b = tiny
-    loaded = load_neural_model(d)
+    loaded = load_neural_model(d, backend="numpy")
     direct = NeuralScorer(Encoder(config, params), Pieces(d / "tokenizer.json", 32), head_w, head_b)
     assert np.array_equal(loaded.keep_logits(SENTENCE), direct.keep_logits(SENTENCE))
     assert loaded.meta == {"test": True}
@@ -53,6 +55,42 @@ def test_round_trip_gives_the_scores_of_the_parameters(tiny) -> None:
     window = loaded.pieces.windows(SENTENCE)[0]
     hidden = oracle_encoder(config, params, list(window.ids))
     assert np.allclose(loaded.keep_logits(SENTENCE), hidden[window.first] @ head_w + head_b, atol=1e-4)
+
+
+def test_onnxruntime_encoder_matches_numpy(tiny) -> None:
+    _, config, params, _, _ = tiny
+    enc = Encoder(config, params)
+    fast = OnnxEncoder(enc, threads=1)
+    rng = np.random.default_rng(4)
+    for t in (1, 2, 7, config.max_position_embeddings):
+        ids = rng.integers(0, config.vocab_size, t)
+        out = fast(ids)
+        assert out.dtype == np.float32 and out.shape == (t, config.hidden_size)
+        assert np.abs(out - enc(ids)).max() < 1e-5
+    for bad in (np.zeros(0, np.int64), np.array([config.vocab_size]), np.zeros((2, 2), np.int64)):
+        with pytest.raises(ValueError):
+            fast(bad)
+
+
+def test_encoder_threads_follow_omp_num_threads(monkeypatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert default_threads() == 1
+    for unset in ("", "0", "many", "-2"):
+        monkeypatch.setenv("OMP_NUM_THREADS", unset)
+        assert default_threads() == 0
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert default_threads() == 0
+
+
+def test_backends_give_the_same_scores(tiny) -> None:
+    d = tiny[0]
+    by_numpy = load_neural_model(d, backend="numpy")
+    by_ort = load_neural_model(d, backend="onnxruntime")
+    assert isinstance(by_numpy.encoder, Encoder) and isinstance(by_ort.encoder, OnnxEncoder)
+    assert isinstance(load_neural_model(d).encoder, OnnxEncoder)  # "auto" takes onnxruntime when installed
+    assert np.abs(by_ort.keep_logits(SENTENCE) - by_numpy.keep_logits(SENTENCE)).max() < 1e-5
+    with pytest.raises(ModelError, match="backend"):
+        load_neural_model(d, backend="torch")
 
 
 def test_quantized_export_is_close_and_four_times_smaller(tmp_path) -> None:

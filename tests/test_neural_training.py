@@ -2,7 +2,7 @@
 
 A tiny randomly initialised BERT of the shipped architecture, saved in the Hugging Face format with a
 tiny word-piece tokenizer, is fine-tuned on a handful of sentences; the exported model must load with
-the numpy encoder, and the numpy encoder must compute what transformers computes.
+the numpy encoder, and the numpy and onnxruntime encoders must compute what transformers computes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ transformers = pytest.importorskip("transformers")
 
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig  # noqa: E402
 from dualdecomp.models.neural.examples import Example  # noqa: E402
+from dualdecomp.models.neural.onnx_encoder import OnnxEncoder  # noqa: E402
 from dualdecomp.models.neural.store import load_neural_model  # noqa: E402
 from dualdecomp.models.neural.training import TrainingSettings, fine_tune  # noqa: E402
 from tests.neural_tiny import WORDS, write_tiny_tokenizer  # noqa: E402
@@ -33,7 +34,7 @@ def tiny_base(tmp_path_factory):
     return d
 
 
-def test_numpy_encoder_computes_what_transformers_computes(tiny_base) -> None:
+def test_encoders_compute_what_transformers_computes(tiny_base) -> None:
     model = transformers.BertModel.from_pretrained(str(tiny_base), add_pooling_layer=False).eval()
     config = EncoderConfig.from_dict(json.loads((tiny_base / "config.json").read_text()))
     enc = Encoder(config, {k: v.numpy() for k, v in model.state_dict().items()})
@@ -41,6 +42,7 @@ def test_numpy_encoder_computes_what_transformers_computes(tiny_base) -> None:
     with torch.no_grad():
         ref = model(input_ids=torch.tensor(ids[None])).last_hidden_state[0].numpy()
     assert np.abs(enc(ids) - ref).max() < 1e-4
+    assert np.abs(OnnxEncoder(enc, threads=1)(ids) - ref).max() < 1e-4
 
 
 def test_fine_tune_lowers_the_loss_and_exports_a_loadable_model(tiny_base, tmp_path) -> None:

@@ -235,7 +235,9 @@ class LanguageModel:
 
         The score of w_c after the pair (a, b) depends only on KenLM's state after ``w_a w_b``, so pairs
         with equal states share one row of scores (:class:`~dualdecomp.solvers.ngram.packed.PackedTrigram`):
-        memory O(n^2 + S·n) and S·n KenLM lookups for S distinct states, instead of O(n^3) for both.
+        memory O(n^2 + S·n) and at most S·n KenLM lookups for S distinct states, instead of O(n^3) for
+        both. A row is filled only from the first target its pairs need (c > b), about a third of S·n
+        lookups for a sentence whose pairs all have distinct states; the other entries stay -inf.
 
         Parameters
         ----------
@@ -263,20 +265,26 @@ class LanguageModel:
         scratch = kenlm.State()
         states: dict[kenlm.State, int] = {}
         rows: list[np.ndarray] = [np.full(m, _NEG_INF)]  # row 0: the pairs the DP never reads
+        filled_from: list[int] = [m]  # row k holds the scores of targets filled_from[k] .. n+1
 
-        def row_of(state: kenlm.State) -> int:
+        def row_of(state: kenlm.State, first: int) -> int:
+            # the DP reads T[a, b, c] only for c > b: fill a row from the first target a pair needs,
+            # extending it when a pair with an earlier b shares the state
             k = states.get(state)
             if k is None:
-                row = np.full(m, _NEG_INF)
-                for c in range(1, m):
-                    row[c] = model.BaseScore(state, targets[c], scratch)
                 k = states[state] = len(rows)
-                rows.append(row)
+                rows.append(np.full(m, _NEG_INF))
+                filled_from.append(m)
+            if first < filled_from[k]:
+                row = rows[k]
+                for c in range(first, filled_from[k]):
+                    row[c] = model.BaseScore(state, targets[c], scratch)
+                filled_from[k] = first
             return k
 
         ctx = np.zeros((m, m), dtype=np.int64)
         begin = self._begin_state()
-        ctx[0, 0] = row_of(begin)
+        ctx[0, 0] = row_of(begin, 1)
         # states after the first word of a context: <s> for a = 0, else w_a from a null context
         heads = [begin, *(self._word_state(w) for w in words)]
         for a in range(0, n + 1):
@@ -286,7 +294,7 @@ class LanguageModel:
             for b in range(a + 1, n + 1):
                 pair = kenlm.State()
                 model.BaseScore(head, targets[b], pair)
-                ctx[a, b] = row_of(pair)
+                ctx[a, b] = row_of(pair, b + 1)
         return PackedTrigram(np.array(rows), ctx)
 
     # --- helpers ------------------------------------------------------------------------------------

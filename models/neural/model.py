@@ -10,14 +10,13 @@ or jointly with the other components.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.models.neural.encoder import Encoder
 from dualdecomp.models.neural.pieces import Pieces
 
 __all__ = ["NeuralScorer"]
@@ -28,7 +27,8 @@ class NeuralScorer:
 
     Parameters
     ----------
-    encoder : Encoder
+    encoder : Encoder or OnnxEncoder
+        Word-piece ids (T,) → last hidden states (T, hidden).
     pieces : Pieces
     head_weight : numpy.ndarray
         float32 (hidden,).
@@ -37,8 +37,8 @@ class NeuralScorer:
         The training record.
     """
 
-    def __init__(self, encoder: Encoder, pieces: Pieces, head_weight: np.ndarray, head_bias: float,
-                 meta: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, encoder: Callable[[np.ndarray], np.ndarray], pieces: Pieces, head_weight: np.ndarray,
+                 head_bias: float, meta: Mapping[str, Any] | None = None) -> None:
         self.encoder = encoder
         self.pieces = pieces
         self.head_weight = np.asarray(head_weight, dtype=np.float32)

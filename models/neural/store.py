@@ -28,13 +28,15 @@ from dualdecomp.core.model_files import (
 )
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
+from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, onnx_available
 from dualdecomp.models.neural.pieces import Pieces
 
-__all__ = ["FORMAT", "load_neural_model", "quantize_rows", "save_neural_model"]
+__all__ = ["BACKENDS", "FORMAT", "load_neural_model", "quantize_rows", "save_neural_model"]
 
 FORMAT = "dualdecomp-neural"
 VERSION = 1
 SCALE_SUFFIX = "::scale"
+BACKENDS = ("auto", "onnxruntime", "numpy")
 
 
 def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,14 +104,29 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     return out
 
 
-def load_neural_model(path: str | os.PathLike[str]) -> NeuralScorer:
+def load_neural_model(path: str | os.PathLike[str], backend: str = "auto") -> NeuralScorer:
     """Load a neural scorer directory written by :func:`save_neural_model`.
+
+    Parameters
+    ----------
+    path : path
+        The directory (or a file in it).
+    backend : {"auto", "onnxruntime", "numpy"}
+        Who runs the encoder: onnxruntime (:class:`~dualdecomp.models.neural.onnx_encoder.OnnxEncoder`,
+        the faster), numpy (:class:`~dualdecomp.models.neural.encoder.Encoder`, the reference), or
+        ``"auto"``: onnxruntime when ``onnx`` and ``onnxruntime`` import, else numpy. Both give the same
+        scores up to float32 rounding.
 
     Raises
     ------
     ModelError
-        Missing or malformed files, a checksum mismatch, wrong shapes.
+        Missing or malformed files, a checksum mismatch, wrong shapes, an unknown backend (or
+        ``"onnxruntime"`` where it does not import).
     """
+    if backend not in BACKENDS:
+        raise ModelError(f"unknown encoder backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if backend == "onnxruntime" and not onnx_available():
+        raise ModelError("the onnxruntime encoder backend needs the onnx and onnxruntime packages")
     directory = Path(path)
     if directory.is_file():
         directory = directory.parent
@@ -137,7 +154,9 @@ def load_neural_model(path: str | os.PathLike[str]) -> NeuralScorer:
     head_w, head_b = arrays.get("head.weight"), arrays.get("head.bias")
     if head_w is None or head_b is None or head_w.shape != (config.hidden_size,) or head_b.size != 1:
         raise ModelError(f"{weights_path}: missing or malformed head.weight / head.bias")
-    encoder = Encoder(config, params)
+    encoder: Encoder | OnnxEncoder = Encoder(config, params)
+    if backend == "onnxruntime" or (backend == "auto" and onnx_available()):
+        encoder = OnnxEncoder(encoder)
     pieces = Pieces(directory / "tokenizer.json", config.max_position_embeddings)
     if pieces.vocab_size != config.vocab_size:
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
