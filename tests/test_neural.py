@@ -93,6 +93,15 @@ def test_backends_give_the_same_scores(tiny) -> None:
         load_neural_model(d, backend="torch")
 
 
+def test_backend_from_the_environment(tiny, monkeypatch) -> None:
+    monkeypatch.setenv("DUALDECOMP_ENCODER", "numpy")
+    assert isinstance(load_neural_model(tiny[0]).encoder, Encoder)
+    assert isinstance(load_neural_model(tiny[0], backend="onnxruntime").encoder, OnnxEncoder)  # argument wins
+    monkeypatch.setenv("DUALDECOMP_ENCODER", "gpu")
+    with pytest.raises(ModelError, match="DUALDECOMP_ENCODER"):
+        load_neural_model(tiny[0])
+
+
 def test_quantized_export_is_close_and_four_times_smaller(tmp_path) -> None:
     full, _, _, _ = write_tiny_scorer(tmp_path / "f", seed=5, quantize=False)
     write_tiny_scorer(tmp_path / "q", seed=5, quantize=True)

@@ -37,6 +37,7 @@ FORMAT = "dualdecomp-neural"
 VERSION = 1
 SCALE_SUFFIX = "::scale"
 BACKENDS = ("auto", "onnxruntime", "numpy")
+BACKEND_VARIABLE = "DUALDECOMP_ENCODER"
 
 
 def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,18 +105,19 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     return out
 
 
-def load_neural_model(path: str | os.PathLike[str], backend: str = "auto") -> NeuralScorer:
+def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) -> NeuralScorer:
     """Load a neural scorer directory written by :func:`save_neural_model`.
 
     Parameters
     ----------
     path : path
         The directory (or a file in it).
-    backend : {"auto", "onnxruntime", "numpy"}
+    backend : {"auto", "onnxruntime", "numpy"}, optional
         Who runs the encoder: onnxruntime (:class:`~dualdecomp.models.neural.onnx_encoder.OnnxEncoder`,
         the faster), numpy (:class:`~dualdecomp.models.neural.encoder.Encoder`, the reference), or
         ``"auto"``: onnxruntime when ``onnx`` and ``onnxruntime`` import, else numpy. Both give the same
-        scores up to float32 rounding.
+        scores up to float32 rounding. By default the environment variable ``DUALDECOMP_ENCODER``, else
+        ``"auto"`` (so the CLI and configurations can choose too).
 
     Raises
     ------
@@ -123,8 +125,11 @@ def load_neural_model(path: str | os.PathLike[str], backend: str = "auto") -> Ne
         Missing or malformed files, a checksum mismatch, wrong shapes, an unknown backend (or
         ``"onnxruntime"`` where it does not import).
     """
+    if backend is None:
+        backend = os.environ.get(BACKEND_VARIABLE, "").strip() or "auto"
     if backend not in BACKENDS:
-        raise ModelError(f"unknown encoder backend {backend!r}; choose from {', '.join(BACKENDS)}")
+        raise ModelError(f"unknown encoder backend {backend!r} (argument or {BACKEND_VARIABLE}); "
+                         f"choose from {', '.join(BACKENDS)}")
     if backend == "onnxruntime" and not onnx_available():
         raise ModelError("the onnxruntime encoder backend needs the onnx and onnxruntime packages")
     directory = Path(path)
