@@ -42,6 +42,10 @@ def _hash_index(a, b, salt, size):  # pragma: no cover - compiled
     return np.int64(h % size) + 1
 
 
+_HASH_UFUNC = _hash_index.ufunc  # the compiled numpy ufunc itself: no dispatcher on every call
+_MASK64 = (1 << 64) - 1
+
+
 def feature_index(template: int, a: np.ndarray, b: np.ndarray | int = 0, hash_bits: int = 22) -> np.ndarray:
     """Hash (template, a, b) into ``[1, 2**hash_bits)`` (index 0 is reserved for padding).
 
@@ -62,7 +66,6 @@ def feature_index(template: int, a: np.ndarray, b: np.ndarray | int = 0, hash_bi
     -------
     numpy.ndarray of int64
     """
-    with np.errstate(over="ignore"):
-        salt = np.uint64(template + 1) * _P3
+    salt = np.uint64(((template + 1) * int(_P3)) & _MASK64)
     size = np.uint64((1 << hash_bits) - 1)
-    return _hash_index(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64), salt, size)
+    return _HASH_UFUNC(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64), salt, size)
