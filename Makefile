@@ -125,18 +125,18 @@ neural-model: install
 		--epochs 1 --learning-rate 8e-5 --max-steps 2500 --max-minutes 140 --eval-every 250 --out data/default_model/neural
 
 # Lengths per corpus (W2.2; README "Neural token potentials"): the length bias of
-# configs/neural-dependency-lm-{news,broadcast,written}.json, bisected so that free-length outputs keep
-# the references' share on the FIRST half of each dev file; the table is on the held-out second halves.
-# About 10 minutes.
+# configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and
+# neural+Dep+LM), bisected so that free-length outputs keep the references' share on the FIRST half of
+# each dev file; the table is on the held-out second halves. About 15 minutes.
 LENGTHS := .cache/lengths
 neural-lengths: install
 	mkdir -p $(LENGTHS)
 	for f in eval broadcast written; do n=$$(wc -l < data/corpora/$$f.dev.jsonl); h=$$((n / 2)); \
 		head -n $$h data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.first.jsonl; \
 		tail -n +$$((h + 1)) data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.second.jsonl; done
-	for d in news:eval broadcast:broadcast written:written; do \
+	for family in neural-mcdonald neural-dependency-lm; do for d in news:eval broadcast:broadcast written:written; do \
 		$(BIN)/python -m dualdecomp.models.joint.length_calibration data/default_model \
-			--config neural-dependency-lm-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done
+			--config $$family-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done; done
 	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table neural_table_lengths.json
 
 # Decode time of the neural configurations against the old default, in one run (README.md).

@@ -1,7 +1,8 @@
 """Decode time and memory of the neural configurations against the old default, in one run (issue W2.2).
 
 The dev sentences of 25 to 35 tokens (``eval.dev``, ``broadcast.dev``, ``written.dev``; parsed once,
-outside the measurement) are compressed at free length by each configuration with
+outside the measurement) are compressed at free length by each configuration (``neural-mcdonald`` is
+the default since W2.2) with
 ``Compressor.compress`` (potentials — the encoder for the neural component — plus decoding). One JSON
 line per configuration: median and mean milliseconds per sentence, the ratio of the median to the old
 default's (``config.json`` before W2.2, i.e. McDonald+Dep+LM by DD, measured in the same run), the share
@@ -46,7 +47,8 @@ def _peak_mb() -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--configs", nargs="+",
-                   default=[BASELINE, "neural", "neural-dependency-lm", "neural-mcdonald-dependency-lm"])
+                   default=[BASELINE, "neural", "neural-mcdonald", "neural-dependency-lm",
+                            "neural-mcdonald-dependency-lm"])
     p.add_argument("--numpy-encoder", nargs="*", default=["neural", "neural-dependency-lm"], metavar="CONFIG",
                    help="configurations also measured with the numpy encoder (default: %(default)s)")
     p.add_argument("--limit", type=int, default=60, help="sentences measured (default: %(default)s)")

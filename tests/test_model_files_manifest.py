@@ -56,7 +56,8 @@ def _alter_validly(path: Path) -> None:
     elif path.suffix == ".npz":
         with np.load(path) as npz:
             arrays = {k: npz[k].copy() for k in npz.files}
-        arrays["values"][0] += 1.0
+        key = "values" if "values" in arrays else "head.bias"  # a sparse weight file, or the neural scorer's
+        arrays[key] = arrays[key] + np.ones_like(arrays[key])
         np.savez_compressed(path, **arrays)
     else:
         raise AssertionError(path)
@@ -72,9 +73,12 @@ def test_every_file_kind_is_checked(tmp_path):
     save_grammar(Grammar(config=GrammarConfig()), d / "t3" / "grammar.json.gz")
     write_manifest(d / "t3")
     Compressor(d, "t3")
+    deps = "mcdonald-dependency-lm"
     for rel, config in [("config.json", None), ("configs/t3.json", "t3"), ("weights.npz", None),
-                        ("model.json", None), ("dependency/weights.npz", None),
-                        ("dependency/model.json", None), ("t3/weights.npz", "t3"), ("t3/model.json", "t3")]:
+                        ("model.json", None), ("dependency/weights.npz", deps),
+                        ("dependency/model.json", deps), ("t3/weights.npz", "t3"), ("t3/model.json", "t3"),
+                        ("neural/weights.npz", None), ("neural/model.json", None),
+                        ("neural/tokenizer.json", None)]:
         target = d / rel
         original = target.read_bytes()
         _alter_validly(target)

@@ -30,8 +30,8 @@ OPSET = 20
 def onnx_available() -> bool:
     """Whether ``onnx`` and ``onnxruntime`` import."""
     try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
+        import onnx  # noqa: F401  # lazy: only probes whether the optional backend is installed
+        import onnxruntime  # noqa: F401  # lazy: only probes whether the optional backend is installed
     except ImportError:
         return False
     return True
@@ -61,7 +61,7 @@ def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
         handed to onnxruntime with ``SessionOptions.add_external_initializers``: the session reads them in
         place instead of holding a second copy of the weights.
     """
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper, numpy_helper  # lazy: the numpy backend works without onnx
 
     cfg: EncoderConfig = encoder.config
     h, heads = cfg.hidden_size, cfg.num_attention_heads
@@ -153,7 +153,7 @@ class OnnxEncoder:
     """
 
     def __init__(self, encoder: Encoder, threads: int | None = None) -> None:
-        import onnxruntime as ort
+        import onnxruntime as ort  # lazy: the numpy backend works without onnxruntime
 
         self.config = encoder.config
         options = ort.SessionOptions()
