@@ -22,7 +22,7 @@ from numba import vectorize
 
 from dualdecomp.core.errors import ModelError
 
-__all__ = ["Encoder", "EncoderConfig", "gelu"]
+__all__ = ["Encoder", "EncoderConfig", "checked_ids", "gelu"]
 
 
 @vectorize(["float32(float32)", "float64(float64)"], cache=True)
@@ -115,6 +115,23 @@ class EncoderConfig:
         return shapes
 
 
+def checked_ids(ids: np.ndarray, config: EncoderConfig) -> np.ndarray:
+    """``ids`` as int64 after checking it is one sequence the encoder can read.
+
+    Raises
+    ------
+    ValueError
+        Not 1-D, empty or longer than ``max_position_embeddings``, or an id outside the vocabulary.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    t = ids.shape[0] if ids.ndim else 0
+    if ids.ndim != 1 or not 1 <= t <= config.max_position_embeddings:
+        raise ValueError(f"ids must be 1-D with 1..{config.max_position_embeddings} pieces, got {ids.shape}")
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise ValueError("word-piece id out of the vocabulary")
+    return ids
+
+
 def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
@@ -200,13 +217,9 @@ class Encoder:
         numpy.ndarray
             float32 (T, hidden_size).
         """
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = checked_ids(ids, self.config)
         cfg = self.config
         t = ids.shape[0]
-        if ids.ndim != 1 or not 1 <= t <= cfg.max_position_embeddings:
-            raise ValueError(f"ids must be 1-D with 1..{cfg.max_position_embeddings} pieces, got {ids.shape}")
-        if ids.min() < 0 or ids.max() >= cfg.vocab_size:
-            raise ValueError("word-piece id out of the vocabulary")
         eps = cfg.layer_norm_eps
         heads = cfg.num_attention_heads
         dh = cfg.hidden_size // heads

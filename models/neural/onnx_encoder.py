@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
+from dualdecomp.models.neural.encoder import Encoder, EncoderConfig, checked_ids
 
 __all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available"]
 
@@ -169,11 +169,4 @@ class OnnxEncoder:
 
     def __call__(self, ids: np.ndarray) -> np.ndarray:
         """The last layer's hidden states of one sequence of word-piece ids (see :meth:`Encoder.__call__`)."""
-        ids = np.asarray(ids, dtype=np.int64)
-        cfg = self.config
-        t = ids.shape[0]
-        if ids.ndim != 1 or not 1 <= t <= cfg.max_position_embeddings:
-            raise ValueError(f"ids must be 1-D with 1..{cfg.max_position_embeddings} pieces, got {ids.shape}")
-        if ids.min() < 0 or ids.max() >= cfg.vocab_size:
-            raise ValueError("word-piece id out of the vocabulary")
-        return self._session.run(["hidden"], {"ids": ids})[0]
+        return self._session.run(["hidden"], {"ids": checked_ids(ids, self.config)})[0]
