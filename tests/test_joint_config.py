@@ -119,3 +119,27 @@ def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) 
     assert int(out.keep.sum()) == max(1, s.n // 2)
     assert r.dual >= r.primal - 1e-9 and r.gap == pytest.approx(max(0.0, r.dual - r.primal))
     assert np.isfinite(r.primal)
+
+
+def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None:
+    """The shipped default (Neural+McDonald by DD): every certified decode of real dev sentences, free
+    length, fixed length and a character budget, has the ILP's optimal value."""
+    from dualdecomp import ilp
+
+    _, sentences = parsed_dev
+    short = [s for s in sentences if 6 <= s.n <= 25][:5]
+    assert len(short) == 5
+    comp = Compressor()
+    assert [c.kind for c in comp.joint.config.components] == ["bigram", "neural"]
+    for s in short:
+        comps, _ = comp.components(s)
+        for length in (None, s.n // 2):
+            out = comp.compress(s, length)
+            exact = ilp.decode(comps, length=length, solver="highs")
+            assert out.result.certified
+            assert abs(out.result.primal - exact.primal) <= 1e-6 * max(1.0, abs(exact.primal))
+        budget = len(" ".join(s.tokens)) // 2
+        out = comp.compress(s, chars=budget)
+        exact = ilp.decode(comp.components(s, chars=budget)[0], solver="highs")
+        assert out.result.certified and len(out.text) <= budget
+        assert abs(out.result.primal - exact.primal) <= 1e-6 * max(1.0, abs(exact.primal))
