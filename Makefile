@@ -74,6 +74,8 @@ weight-grid: install
 	$(BIN)/python benchmarks/weight_grid.py --t3 data/default_model/t3 --transducer 0.01 0.03 0.1 0.3 --lm 0 0.5
 	$(BIN)/python benchmarks/weight_grid.py --neural-model data/default_model/neural --limit 100 \
 		--grid "$$(cat benchmarks/neural_weight_grid.json)"
+	$(BIN)/python benchmarks/weight_grid.py --neural-model data/default_model/neural \
+		--grid "$$(cat benchmarks/default_weight_grid.json)"
 
 # Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components").
 t3-model: install
