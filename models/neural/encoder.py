@@ -22,7 +22,7 @@ from numba import vectorize
 
 from dualdecomp.core.errors import ModelError
 
-__all__ = ["Encoder", "EncoderConfig", "checked_ids", "gelu"]
+__all__ = ["Encoder", "EncoderConfig", "EncoderLayer", "checked_ids", "gelu"]
 
 
 @vectorize(["float32(float32)", "float64(float64)"], cache=True)
@@ -140,7 +140,10 @@ def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) 
 
 
 @dataclass(frozen=True)
-class _Layer:
+class EncoderLayer:
+    """One transformer block's parameters, laid out for ``x @ W`` (the fused query/key/value matrix
+    ``qkv_w`` is (h, 3h), queries first)."""
+
     qkv_w: np.ndarray  # (h, 3h): x @ qkv_w
     qkv_b: np.ndarray
     out_w: np.ndarray  # (h, h)
@@ -163,6 +166,17 @@ class Encoder:
     params : mapping of str to numpy.ndarray
         Every parameter of :meth:`EncoderConfig.parameter_shapes` (others, such as a pooler, are ignored).
 
+    Attributes
+    ----------
+    word_table, position_table : numpy.ndarray
+        float32 (vocab, h) and (max positions, h) embeddings.
+    segment0 : numpy.ndarray
+        float32 (h,): the embedding of segment 0 (every input is one segment).
+    embed_norm : tuple of numpy.ndarray
+        The embedding layer norm's gamma and beta.
+    layers : tuple of EncoderLayer
+        The transformer blocks (read by :mod:`~dualdecomp.models.neural.onnx_encoder` too).
+
     Raises
     ------
     ModelError
@@ -181,17 +195,17 @@ class Encoder:
             if not np.isfinite(arr).all():
                 raise ModelError(f"encoder weights: {name} has non-finite values")
             p[name] = arr
-        self._word = p["embeddings.word_embeddings.weight"]
-        self._position = p["embeddings.position_embeddings.weight"]
-        self._segment0 = p["embeddings.token_type_embeddings.weight"][0]
-        self._embed_norm = (p["embeddings.LayerNorm.weight"], p["embeddings.LayerNorm.bias"])
+        self.word_table = p["embeddings.word_embeddings.weight"]
+        self.position_table = p["embeddings.position_embeddings.weight"]
+        self.segment0 = p["embeddings.token_type_embeddings.weight"][0]
+        self.embed_norm = (p["embeddings.LayerNorm.weight"], p["embeddings.LayerNorm.bias"])
         layers = []
         for k in range(config.num_hidden_layers):
             q = f"encoder.layer.{k}."
             att = q + "attention.self."
             qkv_w = np.concatenate([p[att + s + ".weight"] for s in ("query", "key", "value")], axis=0)
             qkv_b = np.concatenate([p[att + s + ".bias"] for s in ("query", "key", "value")])
-            layers.append(_Layer(
+            layers.append(EncoderLayer(
                 qkv_w=np.ascontiguousarray(qkv_w.T), qkv_b=qkv_b,
                 out_w=np.ascontiguousarray(p[q + "attention.output.dense.weight"].T),
                 out_b=p[q + "attention.output.dense.bias"],
@@ -202,7 +216,7 @@ class Encoder:
                 ff_out_b=p[q + "output.dense.bias"],
                 norm2=(p[q + "output.LayerNorm.weight"], p[q + "output.LayerNorm.bias"]),
             ))
-        self._layers = tuple(layers)
+        self.layers = tuple(layers)
 
     def __call__(self, ids: np.ndarray) -> np.ndarray:
         """The last layer's hidden states of one sequence of word-piece ids.
@@ -224,9 +238,9 @@ class Encoder:
         heads = cfg.num_attention_heads
         dh = cfg.hidden_size // heads
         scale = np.float32(1.0 / math.sqrt(dh))
-        x = self._word[ids] + self._position[:t] + self._segment0
-        x = _layer_norm(x, *self._embed_norm, eps)
-        for layer in self._layers:
+        x = self.word_table[ids] + self.position_table[:t] + self.segment0
+        x = _layer_norm(x, *self.embed_norm, eps)
+        for layer in self.layers:
             qkv = x @ layer.qkv_w + layer.qkv_b  # (t, 3h)
             q, k, v = (qkv[:, j * cfg.hidden_size:(j + 1) * cfg.hidden_size].reshape(t, heads, dh)
                        .transpose(1, 0, 2) for j in range(3))

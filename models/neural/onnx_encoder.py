@@ -101,15 +101,16 @@ def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
     i64 = np.int64
     zero = const("zero", np.array([0], i64))
     length = node("Shape", ["ids"], "length")
-    positions = node("Slice", [const("position_table", encoder._position), zero, length, zero], "positions")
-    words = node("Gather", [const("word_table", encoder._word), "ids"], "words")
-    summed = node("Add", [node("Add", [words, positions], "emb.wp"), const("segment0", encoder._segment0)],
+    table = const("position_table", encoder.position_table)
+    positions = node("Slice", [table, zero, length, zero], "positions")
+    words = node("Gather", [const("word_table", encoder.word_table), "ids"], "words")
+    summed = node("Add", [node("Add", [words, positions], "emb.wp"), const("segment0", encoder.segment0)],
                   "emb.sum")
-    x = layer_norm(summed, encoder._embed_norm, "emb.norm")
+    x = layer_norm(summed, encoder.embed_norm, "emb.norm")
     heads_shape = const("heads_shape", np.array([0, heads, dh], i64))
     flat_shape = const("flat_shape", np.array([0, h], i64))
     scale = const("scale", np.array(1.0 / math.sqrt(dh), np.float32))
-    for k, layer in enumerate(encoder._layers):
+    for k, layer in enumerate(encoder.layers):
         p = f"l{k}."
         split = [node("Transpose", [node("Reshape", [linear(x, layer.qkv_w[:, j * h:(j + 1) * h],
                                                             layer.qkv_b[j * h:(j + 1) * h], p + part),
