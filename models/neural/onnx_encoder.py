@@ -110,14 +110,14 @@ def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
     heads_shape = const("heads_shape", np.array([0, heads, dh], i64))
     flat_shape = const("flat_shape", np.array([0, h], i64))
     scale = const("scale", np.array(1.0 / math.sqrt(dh), np.float32))
+    thirds = const("thirds", np.array([h, h, h], i64))
     for k, layer in enumerate(encoder.layers):
         p = f"l{k}."
-        split = [node("Transpose", [node("Reshape", [linear(x, layer.qkv_w[:, j * h:(j + 1) * h],
-                                                            layer.qkv_b[j * h:(j + 1) * h], p + part),
-                                                     heads_shape], p + part + ".r")],
-                      p + part + ".t", perm=[1, 0, 2])
-                 for j, part in enumerate(("q", "k", "v"))]
-        q, key, v = split
+        qkv = linear(x, layer.qkv_w, layer.qkv_b, p + "qkv")  # one (T, 3h) product, queries first
+        parts = [p + part for part in ("q", "k", "v")]
+        nodes.append(helper.make_node("Split", [qkv, thirds], parts, name=p + "split", axis=1))
+        q, key, v = (node("Transpose", [node("Reshape", [part, heads_shape], part + ".r")], part + ".t",
+                          perm=[1, 0, 2]) for part in parts)
         key_t = node("Transpose", [key], p + "kt", perm=[0, 2, 1])
         scores = node("Mul", [node("MatMul", [q, key_t], p + "qk"), scale], p + "scores")
         attention = node("Softmax", [scores], p + "attn", axis=-1)
