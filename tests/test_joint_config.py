@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
+from dualdecomp import ilp
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.deadline import Deadline, TimeLimitError
 from dualdecomp.core.errors import ModelError
@@ -124,8 +125,6 @@ def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) 
 def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None:
     """The shipped default (Neural+McDonald by DD): every certified decode of real dev sentences, free
     length, fixed length and a character budget, has the ILP's optimal value."""
-    from dualdecomp import ilp
-
     _, sentences = parsed_dev
     short = [s for s in sentences if 6 <= s.n <= 25][:5]
     assert len(short) == 5
