@@ -65,17 +65,19 @@ def test_killed_client_then_resume_gives_the_same_bytes(client, tiny_model, sour
 
     def progress(k):
         seen.append(k)
-        if len(seen) == 3:  # the first line (error row) + two chunks journaled: the client "dies"
+        if len(seen) == 3:  # the error row + the first two chunks to complete: the client "dies"
             raise Stop
 
     with pytest.raises(Stop):
         run_distributed_batch(source, out, client, Compressor(tiny_model), OPTIONS, progress)
     assert not out.exists()
     journaled = journal_path(out).read_text().splitlines()
-    assert len(journaled) == 1 + 3 + 3
+    # chunks complete in any order: the last chunk (lines 10-11) has two lines, the others three
+    assert seen[0] == 1 and all(k in (2, 3) for k in seen[1:])
+    assert len(journaled) == sum(seen)
     resumed = BatchOptions(deterministic=True, batch_size=3, resume=True)
     _, summary = run_distributed_batch(source, out, client, Compressor(tiny_model), resumed)
-    assert summary.reused == 6
+    assert summary.reused == sum(seen) - 1  # error rows are never reused
     assert out.read_bytes() == single
 
 
