@@ -10,6 +10,7 @@ import numpy as np
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from dualdecomp.models.neural.encoder import EncoderConfig
+from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead
 from dualdecomp.models.neural.store import save_neural_model
 
 WORDS = ["the", "council", "plans", "to", "consider", "its", "election", "on", "tuesday", "."]
@@ -39,9 +40,23 @@ def tiny_params(config: EncoderConfig, seed: int) -> dict[str, np.ndarray]:
     return {k: v.astype(np.float32) for k, v in params.items()}
 
 
-def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False,
-                      max_positions: int = 32) -> tuple[EncoderConfig, dict, np.ndarray, float]:
-    """Write a tiny random scorer to ``directory``; return its config, parameters and head."""
+def tiny_pair_head(hidden: int, rank: int, seed: int) -> PairHead:
+    """A random pair head (float32-representable values, as stored)."""
+    rng = np.random.default_rng(seed)
+
+    def r(*shape):
+        return rng.normal(size=shape).astype(np.float32).astype(np.float64)
+
+    return PairHead(left=r(rank, hidden), right=r(rank, hidden), start_weight=r(hidden),
+                    start_bias=float(r(1)[0]), end_weight=r(hidden), end_bias=float(r(1)[0]),
+                    gap=r(GAP_BUCKETS), gap_start=r(GAP_BUCKETS), gap_end=r(GAP_BUCKETS),
+                    empty=float(r(1)[0]))
+
+
+def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False, max_positions: int = 32,
+                      pair_rank: int = 0) -> tuple[EncoderConfig, dict, np.ndarray, float]:
+    """Write a tiny random scorer to ``directory`` (with a random pair head of ``pair_rank`` > 0); return
+    its config, parameters and head."""
     directory.mkdir(parents=True, exist_ok=True)
     vocab = write_tiny_tokenizer(directory / "tok.json")
     config = EncoderConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=2, num_attention_heads=2,
@@ -49,8 +64,9 @@ def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False,
     params = tiny_params(config, seed)
     rng = np.random.default_rng(seed + 1)
     head_w, head_b = rng.normal(size=8).astype(np.float32), float(rng.normal())
+    pair = tiny_pair_head(8, pair_rank, seed + 2) if pair_rank else None
     save_neural_model(directory, config, params, head_w, head_b, directory / "tok.json",
-                      meta={"test": True}, quantize=quantize)
+                      meta={"test": True}, quantize=quantize, pair=pair)
     (directory / "tok.json").unlink()
     return config, params, head_w, head_b
 

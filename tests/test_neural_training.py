@@ -77,3 +77,49 @@ def test_step_budget_stops_training_and_reruns_reproduce_the_model(tiny_base, tm
         runs.append(load_neural_model(tmp_path / name))
     sentence = ["the", "council", "plans", "an", "election", "."]
     np.testing.assert_array_equal(runs[0].keep_logits(sentence), runs[1].keep_logits(sentence))
+
+
+def test_chain_nll_is_the_log_likelihood_of_the_enumerated_chain_model() -> None:
+    import itertools
+
+    from dualdecomp.models.neural.pair_head import bigram_potentials
+    from dualdecomp.models.neural.training import _PairHead, chain_nll
+
+    torch.manual_seed(3)
+    head = _PairHead(6, 3)
+    for p in head.parameters():
+        torch.nn.init.normal_(p)
+    lengths = np.array([5, 3, 1])
+    picked, unary = torch.randn(3, 5, 6), torch.randn(3, 5)
+    gold = np.zeros((3, 5))
+    gold[0, [0, 2, 3]] = 1
+    gold[1, [2]] = 1  # sentence 2 keeps nothing: the empty compression
+    expected = 0.0
+    exported = head.export()
+    for b, n in enumerate(lengths):
+        B = bigram_potentials(exported, picked[b, :n].numpy().astype(np.float64), unary[b, :n].numpy())
+        scores = []
+        for keep in itertools.product([0, 1], repeat=int(n)):
+            seq = [0] + [k + 1 for k in range(n) if keep[k]] + [n + 1]
+            scores.append(sum(B[i, j] for i, j in itertools.pairwise(seq)))
+        gold_keep = tuple(int(x) for x in gold[b, :n])
+        gold_index = list(itertools.product([0, 1], repeat=int(n))).index(gold_keep)
+        expected += float(np.logaddexp.reduce(scores)) - scores[gold_index]
+    with torch.no_grad():
+        value = float(chain_nll(head, picked, unary, gold, lengths))
+    assert abs(value - expected) <= 1e-4 * max(1.0, abs(expected))
+
+
+def test_fine_tune_with_a_pair_head_exports_a_bigram_scorer(tiny_base, tmp_path) -> None:
+    rng = np.random.default_rng(2)
+    train = [Example(tuple(WORDS[i] for i in rng.integers(0, len(WORDS), 6)),
+                     rng.integers(0, 2, 6).astype(float), "toy") for _ in range(16)]
+    settings = TrainingSettings(epochs=4, batch_size=8, learning_rate=5e-3, head_learning_rate=5e-2,
+                                eval_every=2, max_minutes=5, pair_rank=4, threads=1)
+    fine_tune(tiny_base, train, train[:8], tmp_path / "out", settings, log=lambda s: None)
+    curve = json.loads((tmp_path / "out" / "curve.json").read_text())
+    assert curve[-1]["dev_chain_loss"] < curve[0]["dev_chain_loss"]
+    scorer = load_neural_model(tmp_path / "out")
+    assert scorer.pair is not None and scorer.pair.rank == 4
+    B = scorer.bigram_potentials(["the", "council", "plans", "an", "election", "."])
+    assert B.shape == (8, 8) and np.isfinite(B).all()

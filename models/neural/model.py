@@ -17,6 +17,7 @@ import numpy as np
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.sentence import Sentence
+from dualdecomp.models.neural.pair_head import PairHead, bigram_potentials
 from dualdecomp.models.neural.pieces import Pieces
 
 __all__ = ["NeuralScorer"]
@@ -35,15 +36,33 @@ class NeuralScorer:
     head_bias : float
     meta : mapping, optional
         The training record.
+    pair : PairHead, optional
+        Scores of adjacent kept tokens (:mod:`~dualdecomp.models.neural.pair_head`): with it the
+        component is a bigram model (:meth:`bigram_potentials`).
     """
 
     def __init__(self, encoder: Callable[[np.ndarray], np.ndarray], pieces: Pieces, head_weight: np.ndarray,
-                 head_bias: float, meta: Mapping[str, Any] | None = None) -> None:
+                 head_bias: float, meta: Mapping[str, Any] | None = None,
+                 pair: PairHead | None = None) -> None:
         self.encoder = encoder
         self.pieces = pieces
         self.head_weight = np.asarray(head_weight, dtype=np.float32)
         self.head_bias = float(head_bias)
         self.meta = dict(meta or {})
+        self.pair = pair
+
+    def hidden_states(self, words: Sequence[str]) -> np.ndarray:
+        """The encoder's last hidden state at each token's first piece, float32 (n, hidden)."""
+        if len(words) == 0:
+            raise InputError("cannot score an empty sentence")
+        out: np.ndarray | None = None
+        for window in self.pieces.windows(words):
+            hidden = self.encoder(window.ids)[window.first]
+            if out is None:
+                out = np.empty((len(words), hidden.shape[1]), dtype=np.float32)
+            out[window.start:window.start + len(window.first)] = hidden
+        assert out is not None
+        return out
 
     def keep_logits(self, words: Sequence[str]) -> np.ndarray:
         """The keep log-odds of each token.
@@ -58,14 +77,20 @@ class NeuralScorer:
         numpy.ndarray
             float64 (n,).
         """
-        if len(words) == 0:
-            raise InputError("cannot score an empty sentence")
-        out = np.empty(len(words), dtype=np.float64)
-        for window in self.pieces.windows(words):
-            hidden = self.encoder(window.ids)[window.first]
-            out[window.start:window.start + len(window.first)] = hidden @ self.head_weight + self.head_bias
-        return out
+        hidden = self.hidden_states(words)
+        return (hidden @ self.head_weight + self.head_bias).astype(np.float64)
 
     def potentials(self, sentence: Sentence) -> np.ndarray:
-        """The unary potentials of a parsed sentence (its tokens' keep log-odds)."""
-        return self.keep_logits(sentence.tokens)
+        """The potentials of a parsed sentence: its tokens' keep log-odds (n,), or with a pair head the
+        (n+2, n+2) bigram potentials (:meth:`bigram_potentials`)."""
+        if self.pair is None:
+            return self.keep_logits(sentence.tokens)
+        return self.bigram_potentials(sentence.tokens)
+
+    def bigram_potentials(self, words: Sequence[str]) -> np.ndarray:
+        """The chain model's (n+2, n+2) bigram potentials (needs a pair head)."""
+        if self.pair is None:
+            raise InputError("this neural scorer has no pair head")
+        hidden = self.hidden_states(words)
+        unary = (hidden @ self.head_weight + self.head_bias).astype(np.float64)
+        return bigram_potentials(self.pair, hidden, unary)

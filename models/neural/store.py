@@ -1,10 +1,12 @@
 """Saving and loading neural scorers: ``model.json``, ``weights.npz`` and ``tokenizer.json`` (never pickle).
 
 ``weights.npz`` holds every encoder parameter under its Hugging Face name and the head (``head.weight``
-(hidden,), ``head.bias`` ()). With ``quantize=True`` each matrix is stored as int8 rows with one float32
-scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127), which divides the
-file by four; vectors stay float32. Loading dequantizes to float32. ``model.json`` holds the format, the
-encoder sizes, how words are normalised and the training record; ``MANIFEST.json`` the checksums.
+(hidden,), ``head.bias`` ()) and, when the scorer has one, the pair head (``pair.*``, float32,
+:mod:`~dualdecomp.models.neural.pair_head`). With ``quantize=True`` each encoder matrix is stored as int8
+rows with one float32 scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127),
+which divides the file by four; vectors stay float32. Loading dequantizes to float32. ``model.json`` holds
+the format, the encoder sizes, how words are normalised and the training record; ``MANIFEST.json`` the
+checksums.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dualdecomp.core.model_files import (
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, onnx_available
+from dualdecomp.models.neural.pair_head import PairHead
 from dualdecomp.models.neural.pieces import Pieces
 
 __all__ = ["BACKENDS", "FORMAT", "load_neural_model", "quantize_rows", "save_neural_model"]
@@ -58,7 +61,7 @@ def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
                       params: Mapping[str, np.ndarray], head_weight: np.ndarray, head_bias: float,
                       tokenizer: str | os.PathLike[str], meta: Mapping[str, Any] | None = None,
-                      quantize: bool = True) -> Path:
+                      quantize: bool = True, pair: PairHead | None = None) -> Path:
     """Write a neural scorer to ``directory`` (created if needed), file by file atomically.
 
     Parameters
@@ -77,6 +80,8 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
         Training record (JSON-ready).
     quantize : bool
         Store matrices as int8 rows (see the module docstring).
+    pair : PairHead, optional
+        The pair head (:mod:`~dualdecomp.models.neural.pair_head`), stored as float32.
 
     Returns
     -------
@@ -94,6 +99,8 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
             arrays[name] = value
     arrays["head.weight"] = np.asarray(head_weight, dtype=np.float32).reshape(config.hidden_size)
     arrays["head.bias"] = np.asarray(head_bias, dtype=np.float32).reshape(())
+    if pair is not None:
+        arrays.update(pair.to_arrays())
     atomic_write_bytes(out / "weights.npz", lambda fh: np.savez_compressed(fh, **arrays))
     tok_bytes = Path(tokenizer).read_bytes()
     atomic_write_bytes(out / "tokenizer.json", lambda fh: fh.write(tok_bytes))
@@ -166,9 +173,10 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     if pieces.vocab_size != config.vocab_size:
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
                          f"{config.vocab_size}")
+    pair = PairHead.from_arrays(arrays, config.hidden_size, str(weights_path))
     verify_files(directory / "model.json", weights_path, directory / "tokenizer.json")
     return NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
-                        meta=spec.get("meta", {}))
+                        meta=spec.get("meta", {}), pair=pair)
 
 
 def _read_arrays(path: Path) -> dict[str, np.ndarray]:

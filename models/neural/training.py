@@ -33,8 +33,10 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import atomic_write_bytes
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
+from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead, bigram_potentials, gap_bucket
 from dualdecomp.models.neural.pieces import Pieces
 from dualdecomp.models.neural.store import save_neural_model
+from dualdecomp.solvers.bigram import solve as solve_bigram
 
 __all__ = ["TrainingSettings", "fine_tune", "main"]
 
@@ -56,6 +58,8 @@ class TrainingSettings:
     freeze_embeddings: bool = True
     seed: int = 0
     threads: int = 2
+    pair_rank: int = 0  # > 0: a pair head of that rank, trained by the chain model's log-likelihood
+    crf_weight: float = 1.0  # weight of that log-likelihood (per token) beside the keep head's BCE
 
 
 @dataclass
@@ -106,39 +110,137 @@ def _tensors(enc: _Encoded, batch: np.ndarray) -> tuple[torch.Tensor, ...]:
     return tuple(torch.from_numpy(a) for a in (ids, mask, first, target, wmask))
 
 
+class _PairHead(torch.nn.Module):
+    """The torch twin of :class:`~dualdecomp.models.neural.pair_head.PairHead`."""
+
+    def __init__(self, hidden: int, rank: int) -> None:
+        super().__init__()
+        self.rank = rank
+        self.left = torch.nn.Linear(hidden, rank, bias=False)
+        self.right = torch.nn.Linear(hidden, rank, bias=False)
+        self.start = torch.nn.Linear(hidden, 1)
+        self.end = torch.nn.Linear(hidden, 1)
+        self.gap = torch.nn.Parameter(torch.zeros(GAP_BUCKETS))
+        self.gap_start = torch.nn.Parameter(torch.zeros(GAP_BUCKETS))
+        self.gap_end = torch.nn.Parameter(torch.zeros(GAP_BUCKETS))
+        self.empty = torch.nn.Parameter(torch.zeros(()))
+
+    def scores(self, picked: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """pair (B, m, m), start (B, m), end (B, m) for sentences of the given lengths."""
+        m = picked.shape[1]
+        pos = torch.arange(m)
+        buckets = torch.from_numpy(gap_bucket(np.arange(-1, m)).clip(0))  # bucket of g at index g + 1
+        pair = self.left(picked) @ self.right(picked).transpose(1, 2) / math.sqrt(self.rank)
+        pair = pair + self.gap[buckets[(pos[None, :] - pos[:, None]).clamp(min=0)]]
+        start = self.start(picked).squeeze(-1) + self.gap_start[buckets[pos + 1]]
+        tail = (lengths[:, None] - 1 - pos[None, :]).clamp(min=0)
+        end = self.end(picked).squeeze(-1) + self.gap_end[buckets[tail + 1]]
+        return pair, start, end
+
+    def export(self) -> PairHead:
+        def np_(t: torch.Tensor) -> np.ndarray:
+            return t.detach().cpu().numpy().astype(np.float64)
+
+        return PairHead(left=np_(self.left.weight), right=np_(self.right.weight),
+                        start_weight=np_(self.start.weight).reshape(-1),
+                        start_bias=float(np_(self.start.bias)[0]),
+                        end_weight=np_(self.end.weight).reshape(-1), end_bias=float(np_(self.end.bias)[0]),
+                        gap=np_(self.gap), gap_start=np_(self.gap_start), gap_end=np_(self.gap_end),
+                        empty=float(np_(self.empty)))
+
+
 class _Scorer(torch.nn.Module):
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, pair_rank: int = 0) -> None:
         super().__init__()
         self.encoder = BertModel.from_pretrained(str(base), add_pooling_layer=False)
-        self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+        hidden = self.encoder.config.hidden_size
+        self.head = torch.nn.Linear(hidden, 1)
+        self.pair = _PairHead(hidden, pair_rank) if pair_rank > 0 else None
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor,
+                first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keep log-odds (B, m) and the first pieces' states (B, m, hidden)."""
         hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
         picked = torch.gather(hidden, 1, first.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
-        return self.head(picked).squeeze(-1)
+        return self.head(picked).squeeze(-1), picked
+
+
+def chain_nll(pair_head: _PairHead, picked: torch.Tensor, unary: torch.Tensor, gold: np.ndarray,
+              lengths: np.ndarray) -> torch.Tensor:
+    """Summed negative log-likelihood of the gold compressions under the chain model (pair head).
+
+    ``gold`` is a (B, m) 0/1 array (padding 0), ``lengths`` the sentences' numbers of tokens. The
+    partition function is the forward algorithm over the last kept token (the bigram DP with
+    log-sum-exp in place of max), O(m^2) per sentence.
+    """
+    lengths_t = torch.from_numpy(lengths.astype(np.int64))
+    pair, start, end = pair_head.scores(picked, lengths_t)
+    rows, m = unary.shape
+    alpha: list[torch.Tensor] = []
+    for j in range(m):
+        incoming = start[:, j:j + 1]
+        if j:
+            incoming = torch.cat([incoming, torch.stack(alpha, 1) + pair[:, :j, j]], 1)
+        alpha.append(unary[:, j] + torch.logsumexp(incoming, 1))
+    alphas = torch.stack(alpha, 1) + end
+    valid = torch.arange(m)[None, :] < lengths_t[:, None]
+    alphas = alphas.masked_fill(~valid, -math.inf)
+    log_z = torch.logsumexp(torch.cat([pair_head.empty.expand(rows, 1), alphas], 1), 1)
+    gold_score = []
+    for b in range(rows):
+        kept = np.flatnonzero(gold[b, :lengths[b]])
+        if kept.size == 0:
+            gold_score.append(pair_head.empty)
+            continue
+        k = torch.from_numpy(kept)
+        score = unary[b, k].sum() + start[b, k[0]] + end[b, k[-1]]
+        if kept.size > 1:
+            score = score + pair[b, k[:-1], k[1:]].sum()
+        gold_score.append(score)
+    return (log_z - torch.stack(gold_score)).sum()
+
+
+def _decisions(model: _Scorer, logits: torch.Tensor, picked: torch.Tensor, lengths: np.ndarray) -> np.ndarray:
+    """The scorer's own free-length keep decisions (B, m): logit > 0, or the chain model's best path."""
+    if model.pair is None:
+        return (logits > 0).numpy().astype(np.float32)
+    head = model.pair.export()
+    out = np.zeros(tuple(logits.shape), dtype=np.float32)
+    for b, n in enumerate(lengths):
+        B = bigram_potentials(head, picked[b, :n].numpy(), logits[b, :n].numpy())
+        out[b, :n] = solve_bigram(B).keep
+    return out
 
 
 def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float]:
-    """Dev loss and the token F1 / compression rate of the scorer's own decisions (logit > 0)."""
+    """Dev loss (keep head BCE; with a pair head also the chain model's NLL per token) and the token F1 /
+    compression rate of the scorer's own decisions (:func:`_decisions`)."""
     model.eval()
-    loss_sum = n_tok = tp = n_pred = n_gold = 0.0
+    loss_sum = chain_sum = n_tok = tp = n_pred = n_gold = 0.0
     with torch.no_grad():
         for s in range(0, len(enc.ids), batch_size):
             batch = np.arange(s, min(s + batch_size, len(enc.ids)))
             ids, mask, first, target, wmask = _tensors(enc, batch)
-            logits = model(ids, mask, first)
+            logits, picked = model(ids, mask, first)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
             loss_sum += float((loss * wmask).sum())
             n_tok += float(wmask.sum())
-            pred = (logits > 0).float() * wmask
-            gold = (target >= 0.5).float() * wmask
+            lengths = wmask.sum(1).numpy().astype(np.int64)
+            gold_np = ((target >= 0.5).float() * wmask).numpy()
+            if model.pair is not None:
+                chain_sum += float(chain_nll(model.pair, picked, logits, gold_np, lengths))
+            pred = torch.from_numpy(_decisions(model, logits, picked, lengths)) * wmask
+            gold = torch.from_numpy(gold_np)
             tp += float((pred * gold).sum())
             n_pred += float(pred.sum())
             n_gold += float(gold.sum())
     model.train()
     f1 = 2 * tp / (n_pred + n_gold) if n_pred + n_gold else 0.0
-    return {"dev_loss": loss_sum / max(n_tok, 1.0), "dev_token_f1": f1,
-            "dev_cr": n_pred / max(n_tok, 1.0), "dev_gold_cr": n_gold / max(n_tok, 1.0)}
+    out = {"dev_loss": loss_sum / max(n_tok, 1.0), "dev_token_f1": f1,
+           "dev_cr": n_pred / max(n_tok, 1.0), "dev_gold_cr": n_gold / max(n_tok, 1.0)}
+    if model.pair is not None:
+        out["dev_chain_loss"] = chain_sum / max(n_tok, 1.0)
+    return out
 
 
 def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out: Path,
@@ -169,7 +271,7 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     train_enc, dev_enc = _encode(train, pieces), _encode(dev, pieces)
     if not train_enc.ids:
         raise InputError("no training sentence fits the encoder window")
-    model = _Scorer(base)
+    model = _Scorer(base, settings.pair_rank)
     model.train()
     frozen = [model.encoder.embeddings] if settings.freeze_embeddings else []
     frozen += list(model.encoder.encoder.layer[:settings.frozen_layers])
@@ -177,6 +279,8 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
         for p in module.parameters():
             p.requires_grad_(False)
     head_params = list(model.head.parameters())
+    if model.pair is not None:
+        head_params += list(model.pair.parameters())
     trained = [(n, p) for n, p in model.encoder.named_parameters() if p.requires_grad]
     no_decay = [p for n, p in trained if "LayerNorm" in n or n.endswith("bias")]
     decay = [p for n, p in trained if not ("LayerNorm" in n or n.endswith("bias"))]
@@ -196,9 +300,14 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     while step < total:
         for batch in _batches(train_enc, settings.batch_size, rng):
             ids, mask, first, target, wmask = _tensors(train_enc, batch)
-            logits = model(ids, mask, first)
+            logits, picked = model(ids, mask, first)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
             loss = (loss * wmask).sum() / wmask.sum()
+            if model.pair is not None:
+                gold = ((target >= 0.5).float() * wmask).numpy()
+                lengths = wmask.sum(1).numpy().astype(np.int64)
+                loss = loss + settings.crf_weight * chain_nll(model.pair, picked, logits, gold,
+                                                              lengths) / wmask.sum()
             optim.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -229,7 +338,8 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
               "minutes": round((time.monotonic() - start) / 60, 2), "final": curve[-1] if curve else {},
               "base": str(base.name)}
     save_neural_model(out, config, state, model.head.weight.detach().numpy().reshape(-1),
-                      float(model.head.bias.detach().numpy()[0]), base / "tokenizer.json", meta=record)
+                      float(model.head.bias.detach().numpy()[0]), base / "tokenizer.json", meta=record,
+                      pair=model.pair.export() if model.pair is not None else None)
     return record
 
 
