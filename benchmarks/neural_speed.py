@@ -47,8 +47,8 @@ def _peak_mb() -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--configs", nargs="+",
-                   default=[BASELINE, "neural", "neural-mcdonald", "neural-dependency-lm",
-                            "neural-mcdonald-dependency-lm"])
+                   default=[BASELINE, "neural", "neural-mcdonald", "neural-chain-mcdonald",
+                            "neural-dependency-lm", "neural-mcdonald-dependency-lm"])
     p.add_argument("--numpy-encoder", nargs="*", default=["neural", "neural-dependency-lm"], metavar="CONFIG",
                    help="configurations also measured with the numpy encoder (default: %(default)s)")
     p.add_argument("--limit", type=int, default=60, help="sentences measured (default: %(default)s)")

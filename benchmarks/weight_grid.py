@@ -16,8 +16,10 @@ Usage (from the repository root)::
         --dependency 0 0.1 --lm 0 0.25
 
 Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for transducer weights > 0),
-``--neural-model`` a neural scorer (for neural weights > 0); with a neural weight, sentences beyond the
-fallback length use the neural component alone (as the neural configurations' fallback does).
+``--neural-model`` a neural scorer (for neural weights > 0), ``--chain-model`` a second one (weights of
+kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_chain``); with a neural
+weight, sentences beyond the fallback length use the neural component alone (as the neural
+configurations' fallback does).
 """
 
 from __future__ import annotations
@@ -38,19 +40,20 @@ from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.dependency.store import load_dependency_model
-from dualdecomp.models.joint.config import weighted_component
+from dualdecomp.models.joint.config import merged_bigrams, weighted_component
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.metrics import at_reference_lengths
 from dualdecomp.models.neural.store import load_neural_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
-KINDS = ("bigram", "dependency", "lm", "transducer", "neural")
+KINDS = ("bigram", "dependency", "lm", "transducer", "neural", "chain")
+KIND_OF = {"chain": "neural"}  # the component kind of a grid column named otherwise
 MAX_TOKENS = 80
 
 
 def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
-            neural_dir: Path | None = None) -> list[tuple[str, list]]:
+            neural_dir: Path | None = None, chain_dir: Path | None = None) -> list[tuple[str, list]]:
     """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists)."""
     bigram = load_model(model_dir)
     dependency = load_dependency_model(model_dir / "dependency")
@@ -61,6 +64,7 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
 
         t3 = load_t3(t3_dir)
     neural = load_neural_model(neural_dir) if neural_dir is not None else None
+    chain = load_neural_model(chain_dir) if chain_dir is not None else None
     out = []
     for name in DEV:
         items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions][:limit]
@@ -72,6 +76,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
             parts = {"bigram": bigram.potentials(s)}
             if neural is not None:
                 parts["neural"] = neural.potentials(s)
+            if chain is not None:
+                parts["chain"] = chain.potentials(s)
             if s.n <= MAX_TOKENS:
                 parts["dependency"] = dependency.potentials(s)
                 parts["lm"] = lm.trigram_tensor(it.text)
@@ -88,8 +94,8 @@ def components(parts: dict, weights: dict[str, float]) -> list:
     if "dependency" not in parts:
         alone = "neural" if weights.get("neural", 0) > 0 else "bigram"
         return [weighted_component(alone, parts[alone], 1.0)]
-    return [weighted_component(kind, parts[kind], weights[kind])
-            for kind in KINDS if weights.get(kind, 0) > 0]
+    return merged_bigrams([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
+                           for kind in KINDS if weights.get(kind, 0) > 0])
 
 
 def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:
@@ -118,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                    "dependency/ and lm.binary (default: the embedded default model)")
     p.add_argument("--t3", default=None, help="T3 model directory (for transducer weights)")
     p.add_argument("--neural-model", default=None, help="neural scorer directory (for neural weights)")
+    p.add_argument("--chain-model", default=None, help="a second neural scorer, e.g. one with a pair head "
+                   "(for chain weights)")
     p.add_argument("--grid", default=None, help="JSON list of weight objects (overrides the product grid)")
     for kind in KINDS:
         p.add_argument(f"--{kind}", type=float, nargs="+", default=[1.0] if kind == "bigram" else [0.0])
@@ -132,9 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error("transducer weights need --t3")
     if any(g.get("neural", 0) > 0 for g in grid) and args.neural_model is None:
         p.error("neural weights need --neural-model")
+    if any(g.get("chain", 0) > 0 for g in grid) and args.chain_model is None:
+        p.error("chain weights need --chain-model")
     start = time.perf_counter()
     data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit,
-                   Path(args.neural_model) if args.neural_model else None)
+                   Path(args.neural_model) if args.neural_model else None,
+                   Path(args.chain_model) if args.chain_model else None)
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
     print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")

@@ -142,3 +142,24 @@ def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None
         exact = ilp.decode(comp.components(s, chars=budget)[0], solver="highs")
         assert out.result.certified and len(out.text) <= budget
         assert abs(out.result.primal - exact.primal) <= 1e-6 * max(1.0, abs(exact.primal))
+
+
+def test_bigram_components_are_summed_into_one_exactly() -> None:
+    from dualdecomp.engine.decode import decode
+    from dualdecomp.models.joint.config import merged_bigrams
+    from dualdecomp.solvers.bigram import Bigram
+    from dualdecomp.solvers.unary import Unary
+
+    rng = np.random.default_rng(7)
+    n = 7
+    b1, b2 = Bigram(rng.normal(size=(n + 2, n + 2))), Bigram(rng.normal(size=(n + 2, n + 2)))
+    unary = Unary(rng.normal(size=n))
+    merged = merged_bigrams([unary, b1, b2])
+    assert len(merged) == 2 and merged[0] is unary and isinstance(merged[1], Bigram)
+    for length in (None, 3):
+        apart = decode([b1, b2, unary], length=length, max_iterations=2000)
+        together = decode(merged, length=length)
+        best = ilp.decode([b1, b2, unary], length=length)
+        assert together.certified and abs(together.primal - best.primal) <= 1e-6
+        assert apart.keep.tolist() == together.keep.tolist() or abs(apart.primal - together.primal) <= 1e-6
+    assert merged_bigrams([b1, unary]) == [b1, unary]

@@ -229,6 +229,7 @@ class JointModel:
                 deadline.check(f"computing the potentials (before the {spec.kind} component)")
             unit = get_kind(spec.kind).potentials(model, sentence, deadline)
             out.append(weighted_component(spec.kind, unit, spec.weight))
+        out = merged_bigrams(out)
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
 
@@ -241,6 +242,26 @@ def weighted_component(kind: str, unit, weight: float):
     T (``lm``), the pair (A, S) (``dependency``) or a T3 component (``transducer``).
     """
     return get_kind(kind).weighted(unit, weight)
+
+
+def merged_bigrams(components: list) -> list:
+    """The components with every :class:`Bigram` summed into the first one (in its place).
+
+    The sum of bigram scores over one path is the bigram score of the summed potentials, so this is exact;
+    it spares dual decomposition an agreement it would only have to find (e.g. McDonald's bigram model
+    beside a neural scorer with a pair head). Other components are returned unchanged, in order.
+    """
+    bigrams = [c for c in components if isinstance(c, Bigram)]
+    if len(bigrams) < 2:
+        return list(components)
+    total = Bigram(sum(c.B for c in bigrams), name=bigrams[0].name)
+    out = []
+    for c in components:
+        if c is bigrams[0]:
+            out.append(total)
+        elif not isinstance(c, Bigram):
+            out.append(c)
+    return out
 
 
 def with_length_bias(components: list, bias: float) -> list:

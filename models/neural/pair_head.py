@@ -136,10 +136,13 @@ def bigram_potentials(head: PairHead, hidden: np.ndarray, unary: np.ndarray) -> 
     u = np.asarray(unary, dtype=np.float64)
     B = np.zeros((n + 2, n + 2))
     pos = np.arange(n)
-    pair = (h @ head.left.T) @ (h @ head.right.T).T / np.sqrt(head.rank)
+    # einsum, not BLAS: these products are tiny, and BLAS threads would compete with the encoder's
+    left, right = np.einsum("kh,nh->nk", head.left, h), np.einsum("kh,nh->nk", head.right, h)
+    pair = np.einsum("ik,jk->ij", left, right) / np.sqrt(head.rank)
     pair = pair + head.gap[gap_bucket(pos[None, :] - pos[:, None] - 1).clip(0)]
     B[1:n + 1, 1:n + 1] = np.triu(pair + u[None, :], 1)
-    B[0, 1:n + 1] = h @ head.start_weight + head.start_bias + head.gap_start[gap_bucket(pos)] + u
-    B[1:n + 1, n + 1] = h @ head.end_weight + head.end_bias + head.gap_end[gap_bucket(n - 1 - pos)]
+    start, end = np.einsum("nh,h->n", h, head.start_weight), np.einsum("nh,h->n", h, head.end_weight)
+    B[0, 1:n + 1] = start + head.start_bias + head.gap_start[gap_bucket(pos)] + u
+    B[1:n + 1, n + 1] = end + head.end_bias + head.gap_end[gap_bucket(n - 1 - pos)]
     B[0, n + 1] = head.empty
     return B
