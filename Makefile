@@ -149,7 +149,7 @@ neural-lengths: install
 	for f in eval broadcast written; do n=$$(wc -l < data/corpora/$$f.dev.jsonl); h=$$((n / 2)); \
 		head -n $$h data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.first.jsonl; \
 		tail -n +$$((h + 1)) data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.second.jsonl; done
-	for family in neural-mcdonald neural-dependency-lm; do for d in news:eval broadcast:broadcast written:written; do \
+	for family in neural-chain-mcdonald neural-mcdonald neural-dependency-lm; do for d in news:eval broadcast:broadcast written:written; do \
 		$(BIN)/python -m dualdecomp.models.joint.length_calibration data/default_model \
 			--config $$family-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done; done
 	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table neural_table_lengths.json

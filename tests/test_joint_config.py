@@ -123,15 +123,17 @@ def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) 
 
 
 def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None:
-    """The shipped default (Neural+McDonald by DD): every certified decode of real dev sentences, free
-    length, fixed length and a character budget, has the ILP's optimal value."""
+    """The shipped default (McDonald + the neural scorer + the chain scorer, by DD; McDonald's and the
+    chain scorer's bigram scores summed into one component): every certified decode of real dev
+    sentences, free length, fixed length and a character budget, has the ILP's optimal value."""
     _, sentences = parsed_dev
     short = [s for s in sentences if 6 <= s.n <= 25][:5]
     assert len(short) == 5
     comp = Compressor()
-    assert [c.kind for c in comp.joint.config.components] == ["bigram", "neural"]
+    assert [c.kind for c in comp.joint.config.components] == ["bigram", "neural", "neural"]
     for s in short:
         comps, _ = comp.components(s)
+        assert len(comps) == 2  # the summed bigram component and the token scorer
         for length in (None, s.n // 2):
             out = comp.compress(s, length)
             exact = ilp.decode(comps, length=length, solver="highs")
