@@ -165,3 +165,31 @@ def test_bigram_components_are_summed_into_one_exactly() -> None:
         assert together.certified and abs(together.primal - best.primal) <= 1e-6
         assert apart.keep.tolist() == together.keep.tolist() or abs(apart.primal - together.primal) <= 1e-6
     assert merged_bigrams([b1, unary]) == [b1, unary]
+
+
+def test_a_configuration_with_a_base_is_that_configuration_with_its_keys_replaced(tmp_path) -> None:
+    from dualdecomp.models.joint.config import JointModel
+
+    d = tmp_path / "m"
+    shutil.copytree(default_model_dir(), d)
+    base = JointModel(d, "neural-mcdonald")
+    derived = JointModel(d, "neural-mcdonald-news")
+    assert derived.config.components == base.config.components
+    assert derived.config.decode == base.config.decode
+    assert derived.config.length_bias != 0 and base.config.length_bias == 0
+    assert derived.config.name.endswith("news lengths")
+    configs = d / "configs"
+    (configs / "nested.json").write_text(json.dumps({"base": "neural-mcdonald-news", "length_bias": 1.0}))
+    (configs / "missing.json").write_text(json.dumps({"base": "no-such-config"}))
+    (configs / "itself.json").write_text(json.dumps({"base": "itself"}))
+    (configs / "escape.json").write_text(json.dumps({"base": "../config"}))
+    for name, message in (("nested", "without a base"), ("missing", "missing"), ("itself", "another"),
+                          ("escape", "invalid configuration name")):
+        with pytest.raises(ModelError, match=message):
+            JointModel(d, name)
+    # the base's checksum is checked too
+    spec = json.loads((configs / "neural-mcdonald.json").read_text())
+    spec["components"][0]["weight"] = 0.3
+    (configs / "neural-mcdonald.json").write_text(json.dumps(spec))
+    with pytest.raises(ModelError, match="checksum"):
+        JointModel(d, "neural-mcdonald-news")

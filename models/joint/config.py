@@ -25,8 +25,12 @@ output says so. ``decode`` holds the engine's options (:class:`dualdecomp.engine
 ``{"decoder": "ilp", "solver": "cbc"}`` for the exact ILP (slow; the reference), or ``{"decoder": "beam",
 "beam": 100}`` for a transducer + lm pair decoded by the paper's APPROXIMATE beam search (a baseline: never
 certified, see :mod:`dualdecomp.solvers.transducer.lm_beam`). A directory may
-hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). Everything
-is validated on load (:class:`~dualdecomp.core.errors.ModelError`).
+hold other configurations as ``configs/NAME.json`` (``dualdecomp compress --config NAME``). A
+configuration may name another of the same directory as its ``"base"``
+(``{"base": "neural-mcdonald", "name": "...", "length_bias": 0.28}``): it is that configuration with
+the keys it gives replaced (one level: a base has no base of its own), so the per-corpus length
+configurations do not copy their family's components and weights. Everything is validated on load
+(:class:`~dualdecomp.core.errors.ModelError`).
 """
 
 from __future__ import annotations
@@ -157,6 +161,33 @@ def _check_decode_options(decode: dict, decoder: str, where: str) -> None:
         raise ModelError(f"{where}: unknown option(s) for the {decoder} decoder: {', '.join(unknown)}")
 
 
+def config_path(directory: Path, config: str | None) -> Path:
+    """``config.json`` of ``directory`` (``config=None``) or ``configs/CONFIG.json``.
+
+    Raises
+    ------
+    ModelError
+        A name that is empty, has a path separator or starts with a dot.
+    """
+    if config is None:
+        return directory / "config.json"
+    if not config or "/" in config or "\\" in config or config.startswith("."):
+        raise ModelError(f"invalid configuration name {config!r}")
+    return directory / "configs" / f"{config}.json"
+
+
+def _read_spec(path: Path, directory: Path) -> object:
+    """The JSON of a configuration file (ModelError when missing or unreadable)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        names = sorted(p.stem for p in (directory / "configs").glob("*.json"))
+        known = f" (configurations here: {', '.join(names)})" if names else ""
+        raise ModelError(f"{path}: missing{known}") from exc
+    except (OSError, ValueError, RecursionError) as exc:  # also too deep, an over-long integer
+        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
+
+
 class JointModel:
     """The loaded components of a joint configuration.
 
@@ -170,21 +201,24 @@ class JointModel:
 
     def __init__(self, directory: str | os.PathLike[str], config: str | None = None) -> None:
         d = Path(directory)
-        if config is not None and (not config or "/" in config or "\\" in config or config.startswith(".")):
-            raise ModelError(f"invalid configuration name {config!r}")
-        path = d / "config.json" if config is None else d / "configs" / f"{config}.json"
-        try:
-            spec = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            names = sorted(p.stem for p in (d / "configs").glob("*.json"))
-            known = f" (configurations here: {', '.join(names)})" if names else ""
-            raise ModelError(f"{path}: missing{known}") from exc
-        except (OSError, ValueError, RecursionError) as exc:  # also too deep, an over-long integer
-            raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
+        path = config_path(d, config)
+        spec = _read_spec(path, d)
+        base_path = None
+        if isinstance(spec, dict) and "base" in spec:
+            base_name = spec["base"]
+            if not isinstance(base_name, str) or base_name == config:
+                raise ModelError(f"{path}: base must name another configuration of the directory")
+            base_path = config_path(d, base_name)
+            base = _read_spec(base_path, d)
+            if not isinstance(base, dict) or "base" in base:
+                raise ModelError(f"{path}: its base {base_path.name} must be a configuration without a base")
+            spec = {**base, **{k: v for k, v in spec.items() if k != "base"}}
         self.config = parse_config(spec, str(path))
         self.directory = d
         self.models = [self._load(c) for c in self.config.components]
         verify_file(path)  # after the content's own checks (the specific message first)
+        if base_path is not None:
+            verify_file(base_path)
 
     def _resolve(self, rel: str) -> Path:
         p = (self.directory / rel).resolve()

@@ -23,7 +23,7 @@ from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
-from dualdecomp.models.joint.config import JointModel, with_length_bias
+from dualdecomp.models.joint.config import JointModel, config_path, with_length_bias
 
 
 def bisect_rate(rate: Callable[[float], float], target: float, increasing: bool = True,
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"length_bias = {c:.6f}")
     if args.write:
         d = Path(args.model_dir)
-        path = d / "config.json" if args.config is None else d / "configs" / f"{args.config}.json"
+        path = config_path(d, args.config)
         spec = json.loads(path.read_text(encoding="utf-8"))
         spec["length_bias"] = round(c, 6)
         path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
