@@ -111,3 +111,12 @@ def oracle_encoder(config: EncoderConfig, params: dict[str, np.ndarray], ids: li
             new.append(norm(dense(inner, pre + "output.dense") + a, pre + "output.LayerNorm"))
         x = new
     return np.array(x)
+
+
+def assert_solves_exactly(comp, u: np.ndarray, length: int | None, best: float) -> None:
+    """``comp.solve(u, length)`` reaches ``best`` (the oracle's optimum), and ``best_given`` of its keep
+    agrees (1e-9 relative)."""
+    sol = comp.solve(u, length=length)
+    tol = 1e-9 * max(1.0, abs(best))
+    assert abs(sol.score - best) <= tol
+    assert abs(comp.best_given(sol.keep) + float(u[sol.keep].sum()) - best) <= tol

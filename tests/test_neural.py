@@ -22,8 +22,13 @@ from dualdecomp.models.neural.pieces import MAX_PIECES_PER_WORD, Pieces
 from dualdecomp.models.neural.store import load_neural_model, quantize_rows
 from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.unary import Unary
-from tests.neural_tiny import WORDS, oracle_encoder, write_tiny_scorer, write_tiny_tokenizer
-from tests.sequence_cases import ilp_argmax
+from tests.neural_tiny import (
+    WORDS,
+    assert_solves_exactly,
+    oracle_encoder,
+    write_tiny_scorer,
+    write_tiny_tokenizer,
+)
 from tests.test_unary import brute
 
 SENTENCE = "The council plans on Tuesday to consider 12 elections , xyzzy .".split()
@@ -182,21 +187,7 @@ def test_neural_component_equals_brute_force(tiny_loaded, words, weight, seed) -
     assert isinstance(comp, Unary)
     u = np.random.default_rng(seed).normal(size=len(words))
     for length in (None, len(words) // 2):
-        sol = comp.solve(u, length=length)
-        best = _best(comp, u, length)
-        assert abs(sol.score - best) <= 1e-9 * max(1.0, abs(best))
-        assert abs(comp.best_given(sol.keep) + float(u[sol.keep].sum()) - best) <= 1e-9 * max(1.0, abs(best))
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_neural_component_to_ilp_equals_brute_force(tiny_loaded, seed) -> None:
-    rng = np.random.default_rng(seed)
-    words = [WORDS[i] for i in rng.integers(0, len(WORDS), 6)]
-    comp = get_kind("neural").weighted(tiny_loaded.keep_logits(words), 0.7)
-    u = rng.normal(size=len(words))
-    for length in (None, 3):
-        keep, value = ilp_argmax([comp], len(words), u, length)
-        assert abs(value - _best(comp, u, length)) <= 1e-6
+        assert_solves_exactly(comp, u, length, _best(comp, u, length))
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""The neural scorer's pair head: a chain model over kept tokens, decoded as an exact bigram component.
+"""The neural scorer's pair head: a chain model over kept tokens, decoded as an exact bigram component
+(and the ``to_ilp`` of both neural components, unary and bigram, against enumeration).
 
 The potentials are checked against the formula of :mod:`dualdecomp.models.neural.pair_head` written
 pair by pair; the component's ``solve`` (free and fixed length), ``best_given`` and ``to_ilp`` against
@@ -21,7 +22,7 @@ from dualdecomp.models.neural.pair_head import PAIR_ARRAYS, bigram_potentials, g
 from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.bigram import Bigram
-from tests.neural_tiny import WORDS, tiny_pair_head, write_tiny_scorer
+from tests.neural_tiny import WORDS, assert_solves_exactly, tiny_pair_head, write_tiny_scorer
 from tests.sequence_cases import ilp_argmax
 
 
@@ -88,17 +89,24 @@ def test_pair_component_equals_brute_force(pair_scorer, words, weight, seed) -> 
     u = np.random.default_rng(seed).normal(size=len(words))
     by_length = _brute(comp, u, len(words))
     for length in (None, len(words) // 2):
-        sol = comp.solve(u, length=length)
         best = max(by_length.values()) if length is None else by_length[length]
-        assert abs(sol.score - best) <= 1e-9 * max(1.0, abs(best))
-        assert abs(comp.best_given(sol.keep) + float(u[sol.keep].sum()) - best) <= 1e-9 * max(1.0, abs(best))
+        assert_solves_exactly(comp, u, length, best)
+
+
+@pytest.fixture(scope="module")
+def unary_scorer(tmp_path_factory):
+    d = tmp_path_factory.mktemp("unary")
+    write_tiny_scorer(d, seed=5)
+    return load_neural_model(d)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_pair_component_to_ilp_equals_brute_force(pair_scorer, seed) -> None:
+@pytest.mark.parametrize("pair", [False, True])
+def test_neural_component_to_ilp_equals_brute_force(unary_scorer, pair_scorer, pair, seed) -> None:
     rng = np.random.default_rng(seed)
     words = [WORDS[i] for i in rng.integers(0, len(WORDS), 6)]
-    comp = get_kind("neural").weighted(pair_scorer.bigram_potentials(words), 0.7)
+    potentials = pair_scorer.bigram_potentials(words) if pair else unary_scorer.keep_logits(words)
+    comp = get_kind("neural").weighted(potentials, 0.7)
     u = rng.normal(size=len(words))
     by_length = _brute(comp, u, len(words))
     for length in (None, 3):
