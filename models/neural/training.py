@@ -11,6 +11,12 @@ depends on the machine's load) stops training early; the learning curve (trainin
 dev loss and dev token F1 of the scorer's own keep decisions, every ``--eval-every`` steps) is written to
 ``OUT/curve.json`` and the model, exported for the numpy encoder, to ``OUT`` (int8 rows).
 
+``--pair-rank R`` (> 0) adds the pair head of :mod:`~dualdecomp.models.neural.pair_head` (scores for
+adjacent kept tokens): the loss is then the keep head's binary cross-entropy plus ``--crf-weight`` × the
+chain model's negative log-likelihood per token of the gold compression (:func:`chain_nll`: the forward
+algorithm over the last kept token; the majority target, >= 0.5, is the gold compression), and the
+scorer's own decisions in the curve are the chain model's best paths (the exact bigram DP).
+
 This is the only module that imports torch; nothing at inference time does.
 """
 
