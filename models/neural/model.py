@@ -55,14 +55,14 @@ class NeuralScorer:
         """The encoder's last hidden state at each token's first piece, float32 (n, hidden)."""
         if len(words) == 0:
             raise InputError("cannot score an empty sentence")
-        out: np.ndarray | None = None
+        out = np.empty((len(words), self.head_weight.shape[0]), dtype=np.float32)
         for window in self.pieces.windows(words):
-            hidden = self.encoder(window.ids)[window.first]
-            if out is None:
-                out = np.empty((len(words), hidden.shape[1]), dtype=np.float32)
-            out[window.start:window.start + len(window.first)] = hidden
-        assert out is not None
+            out[window.start:window.start + len(window.first)] = self.encoder(window.ids)[window.first]
         return out
+
+    def _keep_head(self, hidden: np.ndarray) -> np.ndarray:
+        """The keep head's log-odds (float64) of first-piece states."""
+        return (hidden @ self.head_weight + self.head_bias).astype(np.float64)
 
     def keep_logits(self, words: Sequence[str]) -> np.ndarray:
         """The keep log-odds of each token.
@@ -77,8 +77,7 @@ class NeuralScorer:
         numpy.ndarray
             float64 (n,).
         """
-        hidden = self.hidden_states(words)
-        return (hidden @ self.head_weight + self.head_bias).astype(np.float64)
+        return self._keep_head(self.hidden_states(words))
 
     def potentials(self, sentence: Sentence) -> np.ndarray:
         """The potentials of a parsed sentence: its tokens' keep log-odds (n,), or with a pair head the
@@ -92,5 +91,4 @@ class NeuralScorer:
         if self.pair is None:
             raise InputError("this neural scorer has no pair head")
         hidden = self.hidden_states(words)
-        unary = (hidden @ self.head_weight + self.head_bias).astype(np.float64)
-        return bigram_potentials(self.pair, hidden, unary)
+        return bigram_potentials(self.pair, hidden, self._keep_head(hidden))
