@@ -206,11 +206,12 @@ def chain_nll(pair_head: _PairHead, picked: torch.Tensor, unary: torch.Tensor, g
     return (log_z - torch.stack(gold_score)).sum()
 
 
-def _decisions(model: _Scorer, logits: torch.Tensor, picked: torch.Tensor, lengths: np.ndarray) -> np.ndarray:
-    """The scorer's own free-length keep decisions (B, m): logit > 0, or the chain model's best path."""
-    if model.pair is None:
+def _decisions(head: PairHead | None, logits: torch.Tensor, picked: torch.Tensor,
+               lengths: np.ndarray) -> np.ndarray:
+    """The scorer's own free-length keep decisions (B, m): logit > 0, or with a pair head (exported) the
+    chain model's best path."""
+    if head is None:
         return (logits > 0).numpy().astype(np.float32)
-    head = model.pair.export()
     out = np.zeros(tuple(logits.shape), dtype=np.float32)
     for b, n in enumerate(lengths):
         B = bigram_potentials(head, picked[b, :n].numpy(), logits[b, :n].numpy())
@@ -222,6 +223,7 @@ def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float
     """Dev loss (keep head BCE; with a pair head also the chain model's NLL per token) and the token F1 /
     compression rate of the scorer's own decisions (:func:`_decisions`)."""
     model.eval()
+    head = model.pair.export() if model.pair is not None else None  # once: the weights are fixed here
     loss_sum = chain_sum = n_tok = tp = n_pred = n_gold = 0.0
     with torch.no_grad():
         for s in range(0, len(enc.ids), batch_size):
@@ -235,7 +237,7 @@ def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float
             gold_np = ((target >= 0.5).float() * wmask).numpy()
             if model.pair is not None:
                 chain_sum += float(chain_nll(model.pair, picked, logits, gold_np, lengths))
-            pred = torch.from_numpy(_decisions(model, logits, picked, lengths)) * wmask
+            pred = torch.from_numpy(_decisions(head, logits, picked, lengths)) * wmask
             gold = torch.from_numpy(gold_np)
             tp += float((pred * gold).sum())
             n_pred += float(pred.sum())
