@@ -68,6 +68,9 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=200, help="N dev sentences (from --start)")
     parser.add_argument("--start", type=int, default=0, help="skip the first dev sentences")
     parser.add_argument("--timeout", type=float, default=1.0)
+    parser.add_argument("--max-expansions", type=int, default=None,
+                        help="conditions/tree-beam: stop best-first search after K pops instead of the "
+                             "timeout (deterministic, as in `order select-lm`)")
     parser.add_argument("--chart-size", type=int, default=32)
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
     parser.add_argument("--curve", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 5.0])
@@ -88,31 +91,32 @@ def main() -> None:
                         help="append the tree-beam measure's outputs here (JSON lines: condition, id, text), "
                              "e.g. to compute one corpus BLEU over a run split across processes")
     args = parser.parse_args()
+    timeout = None if args.max_expansions is not None else args.timeout
 
     model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
     lm_weight = model.lm.weight if model.lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
-            "start": args.start, "lm_weight": lm_weight}
+            "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
 
     if "conditions" in args.what:
         examples = dev[:args.sentences]
-        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
+        search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
         for condition in args.conditions:
             scores, _ = evaluate(examples, lambda inp: best_first(model, inp, search), condition, args.seed)
-            _emit({**base, "measure": "condition", "condition": condition, "timeout": args.timeout,
+            _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
 
     if "tree-beam" in args.what:
         examples = dev[:args.sentences]
-        search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout)
+        search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
         for beam in args.tree_beam:
             config = ExactConfig(max_states=None, beam=beam)
             for condition in args.conditions:
                 scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
                                            condition, args.seed)
-                _emit({**base, "measure": "condition", "condition": condition, "timeout": args.timeout,
+                _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                        "tree_beam": beam, "method": _methods(results), **scores.as_json(),
                        "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
                        "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
