@@ -96,7 +96,7 @@ clean:
 # projective EWT train sentences of <= 20 words, 2 epochs by iterative parameter mixing over 2 worker
 # processes (Dask, one per core; deterministic: the shards and the mixing are fixed), about 24 minutes on
 # an idle 2-core machine, then the LM weight chosen on dev sentences 1000-1029 (`order select-lm`, about
-# 10 minutes) and stored in the model.
+# 3 minutes) and stored in the model.
 EWT ?= $(SHARED)/ud-english-ewt
 word-order-model: install
 	$(BIN)/dualdecomp order train --train $(EWT)/en_ewt-ud-train.conllu --dev $(EWT)/en_ewt-ud-dev.conllu \

@@ -99,10 +99,10 @@ def main() -> None:
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
+    search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
 
     if "conditions" in args.what:
         examples = dev[:args.sentences]
-        search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
         for condition in args.conditions:
             scores, _ = evaluate(examples, lambda inp: best_first(model, inp, search), condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
@@ -110,7 +110,6 @@ def main() -> None:
 
     if "tree-beam" in args.what:
         examples = dev[:args.sentences]
-        search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
         for beam in args.tree_beam:
             config = ExactConfig(max_states=None, beam=beam)
             for condition in args.conditions:
