@@ -21,6 +21,10 @@ The grid the stored weight was chosen from is printed by ``dualdecomp order sele
 
 Every line carries the peak resident memory of the process so far (``ru_maxrss``).
 
+A long run can be split over processes (``--start``/``--sentences``, ``--seed START``, each with
+``--outputs``); ``--join FILES`` then scores all the outputs as one corpus (one sacrebleu BLEU, not a
+mean of the parts). Use ``--max-expansions`` for a split run: a wall-clock timeout depends on the load.
+
 Example::
 
     python benchmarks/word_order.py --model data/word_order_model \\
@@ -38,7 +42,7 @@ import time
 
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
-from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score
+from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
@@ -57,6 +61,52 @@ def _emit(record: dict) -> None:
 def _methods(results) -> str:
     """The decoders that produced a run's outputs, e.g. "best-first (approximate) / exact DP"."""
     return " / ".join(sorted({r.method for r in results}))
+
+
+def join_outputs(files: list[str], dev: list) -> list[dict]:
+    """Score the ``--outputs`` lines of a run split over processes as one run.
+
+    Parameters
+    ----------
+    files : list of str
+        JSON-lines files written by ``--outputs``.
+    dev : list of OrderingExample
+        The dev file the outputs were decoded from (references, matched by sentence id).
+
+    Returns
+    -------
+    list of dict
+        One record per (condition, tree beam): BLEU and exact match over all the outputs, words
+        recovered, share complete, summed decoding seconds (sentences/s of one process).
+    """
+    position = {ex.ident: k for k, ex in enumerate(dev)}
+    if len(position) != len(dev):
+        raise SystemExit("the dev file repeats sentence ids: outputs cannot be matched to it")
+    groups: dict[tuple, dict[int, dict]] = {}
+    for name in files:
+        with open(name, encoding="utf-8") as lines:
+            for line in lines:
+                out = json.loads(line)
+                if out["id"] not in position:
+                    raise SystemExit(f"{name}: sentence id {out['id']!r} is not in the dev file")
+                group = groups.setdefault((out["condition"], out["tree_beam"]), {})
+                if position[out["id"]] in group:
+                    raise SystemExit(f"{name}: sentence {out['id']!r} is decoded twice")
+                group[position[out["id"]]] = out
+    records = []
+    for (condition, beam), outs in groups.items():
+        ks = sorted(outs)
+        bleu, exact = text_scores([outs[k]["text"] for k in ks], [" ".join(dev[k].words) for k in ks])
+        seconds = sum(outs[k]["seconds"] for k in ks)
+        records.append({"measure": "condition", "condition": condition, "tree_beam": beam,
+                        "joined": len(files), "first": ks[0], "last": ks[-1], "bleu": round(bleu, 2),
+                        "exact": round(exact, 4),
+                        "recovered": round(sum(outs[k]["words_out"] for k in ks)
+                                           / max(1, sum(outs[k]["words_in"] for k in ks)), 4),
+                        "complete": round(sum(outs[k]["complete"] for k in ks) / len(ks), 4),
+                        "sentences": len(ks), "seconds": round(seconds, 2),
+                        "sentences_per_second": round(len(ks) / seconds, 2) if seconds > 0 else None})
+    return records
 
 
 def main() -> None:
@@ -90,7 +140,14 @@ def main() -> None:
     parser.add_argument("--outputs", default=None,
                         help="append the tree-beam measure's outputs here (JSON lines: condition, id, text), "
                              "e.g. to compute one corpus BLEU over a run split across processes")
+    parser.add_argument("--join", nargs="+", default=None, metavar="FILE",
+                        help="decode nothing: score the --outputs files of a split run together, one corpus "
+                             "BLEU per condition and tree beam (sentences matched to --dev by their ids)")
     args = parser.parse_args()
+    if args.join:
+        for record in join_outputs(args.join, read_conllu_examples(args.dev)):
+            _emit({"data": args.dev.rsplit("/", 1)[-1], **record})
+        return
     timeout = None if args.max_expansions is not None else args.timeout
 
     model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
@@ -123,7 +180,9 @@ def main() -> None:
                     with open(args.outputs, "a", encoding="utf-8") as out:
                         for ex, r in zip(examples, results, strict=True):
                             out.write(json.dumps({"condition": condition, "tree_beam": beam, "id": ex.ident,
-                                                  "text": " ".join(r.words)}) + "\n")
+                                                  "text": " ".join(r.words), "complete": r.complete,
+                                                  "words_out": len(r.order), "words_in": len(ex),
+                                                  "seconds": round(r.seconds, 4)}) + "\n")
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]

@@ -30,3 +30,34 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
     assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "neural", "neural [numpy encoder]"]
     assert rows[0]["ratio_to_old_default"] == 1.0
     assert all(r["sentences"] == 2 and r["median_ms"] > 0 and r["certified"] == 1.0 for r in rows)
+
+
+def test_word_order_join_scores_a_split_run_as_one(tmp_path):
+    """Two halves written with --outputs and joined give the unsplit run's corpus BLEU and exact match."""
+    root = Path(__file__).resolve().parents[1]
+    script = root / "benchmarks" / "word_order.py"
+    text = (root / "tests" / "fixtures" / "ordering" / "tiny.conllu").read_text(encoding="utf-8")
+    dev = tmp_path / "dev.conllu"
+    dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")  # the two complete sentences
+    model = root / "data" / "word_order_model"
+    base = [sys.executable, str(script), "--model", str(model), "--dev", str(dev),
+            "--what", "tree-beam", "--conditions", "words", "all", "--max-expansions", "50"]
+
+    def run(*extra):
+        out = subprocess.run(base + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                             check=False)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return [json.loads(line) for line in out.stdout.splitlines()]
+
+    whole = run("--sentences", "2", "--outputs", str(tmp_path / "whole.jsonl"))
+    run("--sentences", "1", "--outputs", str(tmp_path / "a.jsonl"))
+    run("--start", "1", "--seed", "1", "--sentences", "1", "--outputs", str(tmp_path / "b.jsonl"))
+    joined = run("--join", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
+    assert [(r["condition"], r["sentences"], r["joined"]) for r in joined] == [("words", 2, 2), ("all", 2, 2)]
+    by_condition = {r["condition"]: r for r in whole}
+    for r in joined:
+        for key in ("bleu", "exact", "recovered", "complete"):
+            assert r[key] == by_condition[r["condition"]][key], (r, key)
+    again = subprocess.run(base + ["--join", str(tmp_path / "a.jsonl"), str(tmp_path / "whole.jsonl")],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode != 0 and "decoded twice" in again.stderr

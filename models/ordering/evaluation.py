@@ -82,15 +82,32 @@ def score(examples: list[OrderingExample], results: list[OrderingResult], second
     -------
     Scores
     """
-    hyps = [" ".join(r.words) for r in results]
-    refs = [" ".join(e.words) for e in examples]
-    bleu = sacrebleu.corpus_bleu(hyps, [refs]).score if hyps else 0.0
+    bleu, exact = text_scores([" ".join(r.words) for r in results], [" ".join(e.words) for e in examples])
     words = sum(len(e) for e in examples)
-    exact = sum(h == r for h, r in zip(hyps, refs, strict=True)) / max(1, len(refs))
-    return Scores(bleu=float(bleu), exact=exact,
+    return Scores(bleu=bleu, exact=exact,
                   recovered=sum(len(r.order) for r in results) / max(1, words),
                   complete=sum(r.complete for r in results) / max(1, len(results)),
                   sentences=len(results), seconds=seconds)
+
+
+def text_scores(hyps: list[str], refs: list[str]) -> tuple[float, float]:
+    """Corpus BLEU (sacrebleu, one reference each) and the share of exact matches of output sentences.
+
+    Parameters
+    ----------
+    hyps, refs : list of str
+        Outputs and original sentences (space-joined words), aligned.
+
+    Returns
+    -------
+    (float, float)
+        BLEU (0 when there are no sentences) and the exact-match share.
+    """
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} outputs for {len(refs)} references")
+    bleu = sacrebleu.corpus_bleu(hyps, [refs]).score if hyps else 0.0
+    exact = sum(h == r for h, r in zip(hyps, refs, strict=True)) / max(1, len(refs))
+    return float(bleu), exact
 
 
 def evaluate(examples: list[OrderingExample], decode: Callable, condition: str, seed: int = 0,
