@@ -138,8 +138,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
     parser.add_argument("--outputs", default=None,
-                        help="append the tree-beam measure's outputs here (JSON lines: condition, id, text), "
-                             "e.g. to compute one corpus BLEU over a run split across processes")
+                        help="append the tree-beam measure's outputs here (JSON lines: condition, tree beam, "
+                             "id, text, complete, words, seconds), for --join over a run split across "
+                             "processes")
     parser.add_argument("--join", nargs="+", default=None, metavar="FILE",
                         help="decode nothing: score the --outputs files of a split run together, one corpus "
                              "BLEU per condition and tree beam (sentences matched to --dev by their ids)")
