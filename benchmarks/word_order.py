@@ -7,6 +7,9 @@ Measurements (``--what``):
 * ``tree-beam``: the same conditions with ``--tree-beam K`` (APPROXIMATE): full trees ("dep100", "all")
   decoded by the tree beam DP (certified when nothing was pruned), the other inputs by best-first search
   at ``--timeout`` whose output is completed and re-ordered by the tree beam DP.
+* ``linearizer``: the same conditions with the model's head-domain linearizer in place of the tree
+  beam DP (``dualdecomp order``'s default decoder): full trees ordered by the linearizer, other inputs by
+  best-first search whose completed tree the linearizer orders.
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7), for
   best-first search alone and followed by the tree beam DP (``--curve-methods``).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
@@ -131,8 +134,9 @@ def main() -> None:
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
-    parser.add_argument("--what", nargs="+", choices=("conditions", "tree-beam", "curve", "exact", "errors"),
-                        default=["conditions", "tree-beam", "curve", "exact"])
+    parser.add_argument("--what", nargs="+",
+                        choices=("conditions", "tree-beam", "linearizer", "curve", "exact", "errors"),
+                        default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--seed", type=int, default=0,
@@ -157,6 +161,8 @@ def main() -> None:
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
+    if model.linearizer is not None:
+        base["linearizer_lm_weight"] = model.linearizer.lm.weight if model.linearizer.lm is not None else 0.0
     search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
 
     if "conditions" in args.what:
@@ -166,24 +172,29 @@ def main() -> None:
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
 
+    decoders = []  # (label in the output lines, decoder settings)
     if "tree-beam" in args.what:
+        decoders += [(beam, ExactConfig(max_states=None, beam=beam)) for beam in args.tree_beam]
+    if "linearizer" in args.what:
+        if model.linearizer is None:
+            raise SystemExit(f"{args.model} has no head-domain linearizer (order train-linearizer)")
+        decoders.append(("linearizer", ExactConfig(max_states=None, beam=args.tree_beam[0], linearizer=True)))
+    for label, config in decoders:
         examples = dev[:args.sentences]
-        for beam in args.tree_beam:
-            config = ExactConfig(max_states=None, beam=beam)
-            for condition in args.conditions:
-                scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
-                                           condition, args.seed)
-                _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
-                       "tree_beam": beam, "method": _methods(results), **scores.as_json(),
-                       "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
-                       "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
-                if args.outputs:
-                    with open(args.outputs, "a", encoding="utf-8") as out:
-                        for ex, r in zip(examples, results, strict=True):
-                            out.write(json.dumps({"condition": condition, "tree_beam": beam, "id": ex.ident,
-                                                  "text": " ".join(r.words), "complete": r.complete,
-                                                  "words_out": len(r.order), "words_in": len(ex),
-                                                  "seconds": round(r.seconds, 4)}) + "\n")
+        for condition in args.conditions:
+            scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
+                                       condition, args.seed)
+            _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
+                   "tree_beam": label, "method": _methods(results), **scores.as_json(),
+                   "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
+                   "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
+            if args.outputs:
+                with open(args.outputs, "a", encoding="utf-8") as out:
+                    for ex, r in zip(examples, results, strict=True):
+                        out.write(json.dumps({"condition": condition, "tree_beam": label, "id": ex.ident,
+                                              "text": " ".join(r.words), "complete": r.complete,
+                                              "words_out": len(r.order), "words_in": len(ex),
+                                              "seconds": round(r.seconds, 4)}) + "\n")
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]

@@ -36,10 +36,14 @@ class ExactConfig:
         node — APPROXIMATE, always a complete output, certified only when nothing was pruned) decodes the
         full trees the exact DP did not certify, and completes and re-orders best-first outputs of the
         other inputs. None: those are left to best-first search (the paper's method).
+    linearizer : bool
+        Use the model's head-domain linearizer (when it has one) instead of the tree beam DP for both
+        jobs (``dualdecomp.models.ordering.linearizer``).
     """
 
     max_states: int | None = 100_000
     beam: int | None = None
+    linearizer: bool = False
 
 
 def signature(e: Edge) -> tuple:

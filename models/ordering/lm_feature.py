@@ -22,6 +22,7 @@ trainer learns the syntax model alone, and the weight is chosen on dev (README, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +85,14 @@ class OrderingLM:
             value = self._cache[key] = self.lm.phrase_logprob(words, context, eos)
         return value
 
+    def phrase(self, ctx_words: Sequence[str], indices: Sequence[int], sentence: bool = False) -> float:
+        """The weighted log10 probability of some input words read from a null context, or, with
+        ``sentence``, as a whole sentence between ``<s>`` and ``</s>``."""
+        words = self.words(ctx_words, indices)
+        if sentence:
+            return self.weight * self._logprob(words, ("<s>",), eos=True)
+        return self.weight * self._logprob(words, None)
+
     def leaf(self, ctx_words: Sequence[str], k: int, goal: bool) -> float:
         """The term of the one-word edge of word ``k`` (a goal edge when the input has one word)."""
         return self.weight * self._ends(self.words(ctx_words, (k,))) if goal else 0.0
@@ -110,7 +119,7 @@ class OrderingLM:
 
 def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
                      weight: float | None = None) -> OrderingModel:
-    """The model as it decodes: with the LM term when its weight is positive.
+    """The model as it decodes: with the LM term when its weight is positive (and its linearizer's).
 
     Parameters
     ----------
@@ -119,8 +128,9 @@ def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
         A KenLM model (ARPA or binary) of order 2 or 3; default: the embedded default model's trigram
         (``lm.binary``, the compression LM).
     weight : float, optional
-        The LM weight; default: the one selected on dev and stored in the model (``meta["decode"]
-        ["lm_weight"]``), 0 when the model stores none. 0 decodes without an LM.
+        The LM weight of both the paper's model and the head-domain linearizer; default: the weight each
+        of them stores, selected on dev (``meta["decode"]["lm_weight"]``, ``linearizer.json``; 0 when
+        none is stored). 0 decodes without an LM.
 
     Returns
     -------
@@ -133,9 +143,12 @@ def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
     ModelError
         The LM file is missing or invalid.
     """
-    if weight is None:
-        weight = float(model.meta.get("decode", {}).get("lm_weight", 0.0))
-    if weight == 0:
-        return model.with_lm(None)
-    path = Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary"
-    return model.with_lm(OrderingLM(load_lm(path), weight))
+    own = float(model.meta.get("decode", {}).get("lm_weight", 0.0)) if weight is None else weight
+    linearizer = model.linearizer
+    own_linear = 0.0 if linearizer is None else (linearizer.lm_weight if weight is None else weight)
+    lm = None
+    if own > 0 or own_linear > 0:
+        lm = load_lm(Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary")
+    if linearizer is not None:
+        linearizer = linearizer.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None)
+    return replace(model, lm=OrderingLM(lm, own) if own > 0 else None, linearizer=linearizer)

@@ -17,6 +17,7 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
 from dualdecomp.models.ordering.features import attach_features, leaf_features
 from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
+from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 
 FORMAT = "dualdecomp-word-order/1"
@@ -42,6 +43,9 @@ class OrderingModel:
     lm : OrderingLM or None
         A language model added to every edge's score at decoding time (:meth:`with_lm`); the trainer
         refuses a model that has one.
+    linearizer : Linearizer or None
+        The head-domain linearizer saved beside the model (``linearizer.json``), if any: the default
+        decoder of full trees and second stage (``dualdecomp.models.ordering.linearizer``).
     """
 
     weights: np.ndarray
@@ -51,6 +55,7 @@ class OrderingModel:
     hash_bits: int
     meta: dict = field(default_factory=dict)
     lm: OrderingLM | None = field(default=None, compare=False, repr=False)
+    linearizer: Linearizer | None = field(default=None, compare=False, repr=False)
 
     @property
     def mask(self) -> int:
@@ -188,7 +193,7 @@ def load_model(directory: str | Path) -> OrderingModel:
                          word_tags={w: tuple(tag_id[t] for t in tags)
                                     for w, tags in doc["word_tags"].items()},
                          open_tags=tuple(tag_id[t] for t in doc["open_tags"]), hash_bits=bits,
-                         meta=doc.get("meta", {}))
+                         meta=doc.get("meta", {}), linearizer=load_linearizer(path))
 
 
 def new_model(examples: list[OrderingExample], hash_bits: int = 20, min_share: float = 0.05,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
 from dualdecomp.core.errors import InputError
-from dualdecomp.data.locations import word_order_model_dir
+from dualdecomp.data.locations import default_model_dir, word_order_model_dir
 
 DESCRIPTION = """\
 Order a bag of words into a sentence with a dependency tree (learning-guided best-first search of
@@ -17,14 +18,18 @@ ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words":
 "heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
 The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
 the weight stored in the model by `order select-lm`, chosen on dev).
-Inputs with a complete tree are decoded by the tree beam DP (--tree-beam K, 32 by default: the exact
-DP keeping the K best states per step; APPROXIMATE, certified when nothing was pruned); with --exact
-the exact DP runs first and certifies the model's optimum when it finishes (certified: true). Other
-inputs: best-first search, whose output the tree beam DP then completes (every word) and re-orders.
---tree-beam 0: best-first search alone, the paper's method.
+Inputs with a complete tree are ordered by the model's head-domain linearizer (beyond the paper: each
+head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
+with its LM term, chosen on dev, APPROXIMATE). Other inputs: best-first search, whose output's tree is
+completed (every word) and ordered by the linearizer. --no-linearizer uses the tree beam DP of the
+paper's model instead (--tree-beam K, 32 by default: the exact DP keeping the K best states per step;
+APPROXIMATE, certified when nothing was pruned); with --exact the paper model's exact DP runs first and
+certifies that model's optimum when it finishes. --tree-beam 0: best-first search alone, the paper's
+method.
 Output: one JSON line per input.
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
+train-linearizer: the head-domain linearizer (averaged perceptron; epoch and LM weight chosen on dev).
 evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
 of Table 7 of the paper.
 select-lm: choose the LM weight on dev sentences (deterministic rule, README) and store it (--write).
@@ -56,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--input", default=None, metavar="FILE", help="inputs (.conllu or .jsonl)")
     parser.add_argument("--words", default=None, metavar="TEXT",
                         help="a bag of words separated by spaces (instead of --input)")
-    sub = parser.add_subparsers(dest="order_command", metavar="{train,evaluate,select-lm}")
+    sub = parser.add_subparsers(dest="order_command", metavar="{train,train-linearizer,evaluate,select-lm}")
 
     train = sub.add_parser("train", help="train a word-order model (guided learning)")
     train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
@@ -78,6 +83,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_mixing_arguments(train, "guided learning")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
+
+    linear = sub.add_parser("train-linearizer",
+                            help="train the head-domain linearizer (full trees, second stage) into a model")
+    linear.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
+    linear.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (epoch and LM weight)")
+    linear.add_argument("--out", required=True, metavar="DIR",
+                        help="model directory: linearizer.json and linearizer.npz are (re)written there")
+    linear.add_argument("--epochs", type=int, default=12, help="epochs tried (default: %(default)s)")
+    linear.add_argument("--hash-bits", type=int, default=22)
+    linear.add_argument("--seed", type=int, default=0)
+    linear.add_argument("--start", type=int, default=1000,
+                        help="first dev sentence used (default: %(default)s)")
+    linear.add_argument("--sentences", type=int, default=200,
+                        help="dev sentences used (default: %(default)s)")
+    linear.add_argument("--lm-weights", type=float, nargs="+", default=[0.0, 1.0, 2.0, 4.0, 8.0, 16.0],
+                        help="LM weights tried on dev with the chosen epoch (default: %(default)s)")
+    linear.set_defaults(func=run)
 
     select = sub.add_parser("select-lm", help="choose the LM weight on dev and store it in the model")
     select.add_argument("--model", required=True, metavar="DIR",
@@ -129,6 +151,9 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tree-beam", type=int, default=32, metavar="K",
                         help="beam of the tree DP that decodes full trees and completes best-first outputs "
                              "(approximate; default %(default)s, chosen on dev); 0 = best-first search alone")
+    parser.add_argument("--no-linearizer", action="store_true",
+                        help="use the tree beam DP instead of the model's head-domain linearizer for full "
+                             "trees and the second stage")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
         return _evaluate(args)
     if args.order_command == "select-lm":
         return _select_lm(args)
+    if args.order_command == "train-linearizer":
+        return _train_linearizer(args)
     return _decode(args)
 
 
@@ -171,7 +198,8 @@ def _decoder(args: argparse.Namespace):
     model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
-    exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None)
+    exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None,
+                        linearizer=not args.no_linearizer and bool(args.tree_beam))
     return lambda inp: decode(model, inp, search, exact)
 
 
@@ -276,6 +304,47 @@ def _select_lm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_linearizer(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.models.lm.model import load_lm
+    from dualdecomp.models.ordering.linearizer_training import selection_bleu, train_linearizer
+    from dualdecomp.models.ordering.lm_feature import OrderingLM
+    from dualdecomp.models.ordering.reading import read_conllu_examples
+
+    if args.epochs < 1 or args.sentences < 1 or args.start < 0 or not 10 <= args.hash_bits <= 26:
+        raise InputError("--epochs and --sentences must be >= 1, --start >= 0, --hash-bits in 10..26")
+    if any(not 0 <= w < float("inf") for w in args.lm_weights):
+        raise InputError("--lm-weights must be non-negative numbers")
+    train = read_conllu_examples(args.train)
+    dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
+    if not train or not dev:
+        raise InputError("no training or no dev sentences")
+
+    def log(entry):
+        print(json.dumps({"epoch": entry.epoch, "mistakes": entry.mistakes, "domains": entry.domains,
+                          "dev_bleu": entry.selection}), flush=True)
+
+    linearizer, _ = train_linearizer(train, args.epochs, args.hash_bits, args.seed, progress=log,
+                                     select=lambda lin: selection_bleu(lin, dev))
+    lm = load_lm(default_model_dir() / "lm.binary") if any(w > 0 for w in args.lm_weights) else None
+    grid = []
+    for weight in args.lm_weights:
+        scorer = linearizer.with_lm(OrderingLM(lm, weight) if weight > 0 else None)
+        grid.append({"lm_weight": weight, "bleu": selection_bleu(scorer, dev)})
+        print(json.dumps(grid[-1]), flush=True)
+    chosen = max(grid, key=lambda g: (g["bleu"], -g["lm_weight"]))["lm_weight"]
+    meta = {**linearizer.meta, "train_file": Path(args.train).name, "selection": {
+        "rule": "epoch: highest BLEU of the averaged weights on the full-tree 'all' inputs of the dev "
+                "sentences, no LM (ties: the earlier epoch); then the LM weight of the grid with the highest "
+                "BLEU there (ties: the smaller weight)",
+        "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
+        "lm": "default compression trigram (data/default_model/lm.binary)", "grid": grid}}
+    replace(linearizer, lm_weight=chosen, meta=meta).save(args.out)
+    print(json.dumps({"selected_epoch": linearizer.meta["epoch"], "selected_lm_weight": chosen,
+                      "written": str(args.out)}), flush=True)
+    return 0
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
@@ -290,7 +359,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     make = progress_factory(args.quiet)
     for c in args.conditions:
         scores, results = evaluate(examples, decode, c, seed=args.seed, progress=make(len(examples), c))
-        method = "exact DP where certified, else best-first" if args.exact else "best-first (approximate)"
+        method = ", ".join(sorted({r.method for r in results}))
         print(json.dumps({"condition": c, "method": method, "timeout": args.timeout,
                           "certified": sum(r.certified for r in results), **scores.as_json()}), flush=True)
     return 0

@@ -1,0 +1,235 @@
+"""The head-domain linearizer: the exact domain DP against brute force, decoding, training, files, CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dualdecomp.app.cli import main
+from dualdecomp.core.errors import ModelError
+from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.exact import ExactConfig
+from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.models.ordering.linearizer import (
+    APPROXIMATE_METHOD,
+    EXACT_METHOD,
+    Linearizer,
+    load_linearizer,
+)
+from dualdecomp.models.ordering.linearizer_decoding import REFINED_METHOD
+from dualdecomp.models.ordering.linearizer_training import tag_dictionary, train_linearizer
+from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.search import SearchConfig
+from dualdecomp.models.ordering.training import is_projective
+from dualdecomp.solvers.ordering.domain_order import best_domain_order, order_score
+from tests.ordering_oracles import FIXTURES, all_trees, random_model
+from tests.test_order_search import _check_constraints, constrained_bags
+
+WORDS = ("the", "dog", "barked", "at", "a", "cat", ".", "loudly")
+TAGS = ("DT", "NN", "VBD", "IN", "DT", "NN", ".", "RB")
+
+
+@st.composite
+def domain_tables(draw, max_n: int = 6):
+    n = draw(st.integers(1, max_n))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    return (rng.normal(size=(n, 2)), rng.normal(size=(n, n)), rng.normal(size=n), rng.normal(size=n),
+            draw(st.integers(0, n - 1)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables=domain_tables())
+def test_held_karp_equals_brute_force_over_every_order(tables):
+    side, pair, start, end, head = tables
+    found = best_domain_order(side, pair, start, end, head)
+    every = itertools.permutations(range(len(start)))
+    best = max(order_score(p, side, pair, start, end, head) for p in every)
+    assert found.exact
+    assert sorted(found.order.tolist()) == list(range(len(start)))
+    assert found.score == pytest.approx(best, abs=1e-9)
+    assert order_score(found.order, side, pair, start, end, head) == pytest.approx(found.score, abs=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(tables=domain_tables(), width=st.integers(1, 8))
+def test_the_beam_above_the_exact_limit_is_a_valid_order_never_above_the_optimum(tables, width):
+    side, pair, start, end, head = tables
+    found = best_domain_order(side, pair, start, end, head, exact_limit=0, beam=width)
+    optimum = best_domain_order(side, pair, start, end, head).score
+    assert sorted(found.order.tolist()) == list(range(len(start)))
+    assert order_score(found.order, side, pair, start, end, head) == pytest.approx(found.score, abs=1e-9)
+    assert found.score <= optimum + 1e-9
+    assert found.exact == (len(start) == 1)
+
+
+def gold_sentences():
+    """The two fully annotated sentences of the hand-written fixture."""
+    return read_conllu_examples(FIXTURES / "tiny.conllu", limit=2)
+
+
+def random_linearizer(seed: int, hash_bits: int = 12) -> Linearizer:
+    weights = np.random.default_rng(seed).normal(size=1 << hash_bits)
+    best_tag, default = tag_dictionary(gold_sentences())
+    return Linearizer(weights, hash_bits, best_tag, default)
+
+
+@st.composite
+def trees(draw, max_n: int = 6):
+    n = draw(st.integers(1, max_n))
+    picks = [draw(st.integers(0, len(WORDS) - 1)) for _ in range(n)]
+    words = tuple(WORDS[k] for k in picks)
+    pos = tuple(TAGS[k] if draw(st.booleans()) else None for k in picks)
+    every = list(all_trees(n, (None,) * n))
+    return words, pos, every[draw(st.integers(0, len(every) - 1))]
+
+
+def projective_orders(heads):
+    """Every projective linearisation of a tree, by brute force over all permutations."""
+    for order in itertools.permutations(range(len(heads))):
+        position = {w: k for k, w in enumerate(order)}
+        if is_projective(tuple(ROOT if heads[w] == ROOT else position[heads[w]] for w in order)):
+            yield order
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=trees(), seed=st.integers(0, 10_000))
+def test_the_linearizer_certifies_the_best_projective_linearisation(tree, seed):
+    words, pos, heads = tree
+    lin = random_linearizer(seed)
+    found = lin.linearise(words, pos, heads)
+    scores = {order: lin.order_score(words, pos, heads, order) for order in projective_orders(heads)}
+    assert found.certified and found.method == EXACT_METHOD
+    assert found.order in scores  # a projective linearisation of the given tree, every word once
+    assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
+    assert found.score == pytest.approx(scores[found.order], abs=1e-9)
+    assert all(t == p for t, p in zip(found.tags, pos, strict=True) if p is not None)  # given tags kept
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=trees(), seed=st.integers(0, 10_000), weight=st.floats(0.1, 5.0))
+def test_with_the_lm_the_output_is_a_projective_linearisation_and_uncertified(tree, seed, weight, default_lm):
+    words, pos, heads = tree
+    lin = random_linearizer(seed).with_lm(OrderingLM(default_lm, weight))
+    found = lin.linearise(words, pos, heads)
+    assert found.order in set(projective_orders(heads))
+    assert not found.certified and found.method == APPROXIMATE_METHOD
+
+
+@pytest.fixture(scope="module")
+def default_lm():
+    from dualdecomp.data.locations import default_model_dir
+    from dualdecomp.models.lm.model import load_lm
+
+    return load_lm(default_model_dir() / "lm.binary")
+
+
+def test_a_domain_beyond_the_exact_limit_is_not_certified():
+    lin = random_linearizer(3)
+    words = ("saw", "a", "b", "c", "d")
+    found = lin.linearise(words, (None,) * 5, (ROOT, 0, 0, 0, 0), exact_limit=3)
+    assert not found.certified and found.method == APPROXIMATE_METHOD
+    assert sorted(found.order) == list(range(5))
+
+
+def test_missing_head_is_refused():
+    with pytest.raises(ValueError):
+        random_linearizer(0).linearise(("a", "b"), (None, None), (ROOT, None))
+
+
+def test_training_reproduces_its_training_sentences():
+    examples = gold_sentences()
+    lin, logs = train_linearizer(examples, epochs=5, hash_bits=14, seed=0)
+    assert logs[-1].mistakes == 0 < logs[0].mistakes
+    for ex in examples:
+        inp = ex.as_input(1.0, 1.0, seed=7)
+        found = lin.linearise(inp.words, inp.pos, inp.heads)
+        assert tuple(inp.words[w] for w in found.order) == ex.words
+    again, _ = train_linearizer(examples, epochs=5, hash_bits=14, seed=0)
+    assert np.array_equal(again.weights, lin.weights)  # deterministic
+
+
+def test_training_keeps_the_epoch_the_selection_prefers():
+    examples = gold_sentences()
+    picks = iter([3.0, 5.0, 5.0, 1.0])
+    lin, logs = train_linearizer(examples, epochs=4, hash_bits=12, select=lambda _: next(picks))
+    assert [log.selection for log in logs] == [3.0, 5.0, 5.0, 1.0]
+    assert lin.meta["epoch"] == 2  # the first of the tied best
+
+
+def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
+    lin = random_linearizer(5)
+    lin = Linearizer(lin.weights.astype(np.float32).astype(np.float64), lin.hash_bits, lin.best_tag,
+                     lin.default_tag, 2.0, {"note": "test"})
+    lin.save(tmp_path)
+    back = load_linearizer(tmp_path)
+    assert back is not None and np.array_equal(back.weights, lin.weights)
+    assert (back.best_tag, back.default_tag, back.lm_weight, back.meta) == (lin.best_tag, lin.default_tag,
+                                                                            2.0, {"note": "test"})
+    assert load_linearizer(tmp_path / "nothing-here") is None
+    doc = json.loads((tmp_path / "linearizer.json").read_text())
+    (tmp_path / "linearizer.json").write_text(json.dumps({**doc, "format": "other"}))
+    with pytest.raises(ModelError):
+        load_linearizer(tmp_path)
+    (tmp_path / "linearizer.json").write_text("{not json")
+    with pytest.raises(ModelError):
+        load_linearizer(tmp_path)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=constrained_bags(max_n=6), seed=st.integers(0, 10_000), pops=st.integers(1, 200))
+def test_the_default_decoder_with_a_linearizer_keeps_every_word_and_constraint(inp, seed, pops):
+    from dataclasses import replace
+
+    model = replace(random_model(seed), linearizer=random_linearizer(seed + 1))
+    result = decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
+                    ExactConfig(max_states=None, beam=4, linearizer=True))
+    assert result.complete and result.recovered == 1.0
+    _check_constraints(inp, result)
+    if all(h is not None for h in inp.heads):
+        assert result.method == EXACT_METHOD and result.certified
+        assert all(result.heads[k] == (0 if inp.heads[w] == ROOT else result.order.index(inp.heads[w]) + 1)
+                   for k, w in enumerate(result.order))
+    else:
+        assert result.method == REFINED_METHOD and not result.certified
+
+
+def run_cli(capsys, argv):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
+    demo = str(FIXTURES / "demo.jsonl")
+    code, out, err = run_cli(capsys, ["order", "--input", demo, "--max-expansions", "200"])
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[1]["text"] == "the dog ran home ."
+    assert lines[1]["method"].startswith("head-domain linearizer")
+    assert lines[0]["method"] == REFINED_METHOD and sorted(lines[0]["words"]) == sorted(
+        ["quickly", "the", "dog", "home", "ran", "."])
+    code, out, _ = run_cli(capsys, ["order", "--input", str(FIXTURES / "demo.jsonl"), "--no-linearizer",
+                            "--max-expansions", "200"])
+    assert code == 0 and "linearizer" not in out
+
+
+def test_cli_trains_a_linearizer_and_refuses_bad_options(capsys, tmp_path):
+    text = (FIXTURES / "tiny.conllu").read_text(encoding="utf-8")
+    tiny = tmp_path / "gold.conllu"
+    tiny.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")
+    tiny = str(tiny)
+    train = ["order", "train-linearizer", "--train", tiny, "--dev", tiny, "--out", str(tmp_path)]
+    code, out, err = run_cli(capsys, [*train,
+                              "--epochs", "2", "--hash-bits", "12", "--start", "0", "--sentences", "2",
+                              "--lm-weights", "0", "1"])
+    assert code == 0, err
+    assert json.loads(out.splitlines()[-1])["selected_epoch"] in (1, 2)
+    assert load_linearizer(tmp_path) is not None
+    code, _, err = run_cli(capsys, [*train, "--epochs", "0"])
+    assert code == 2 and "Traceback" not in err
