@@ -7,9 +7,10 @@ Measurements (``--what``):
 * ``tree-beam``: the same conditions with ``--tree-beam K`` (APPROXIMATE): full trees ("dep100", "all")
   decoded by the tree beam DP (certified when nothing was pruned), the other inputs by best-first search
   at ``--timeout`` whose output is completed and re-ordered by the tree beam DP.
-* ``linearizer``: the same conditions with the model's head-domain linearizer in place of the tree
-  beam DP (``dualdecomp order``'s default decoder): full trees ordered by the linearizer, other inputs by
-  best-first search whose completed tree the linearizer orders.
+* ``linearizer``: the full-tree conditions ordered by the model's head-domain linearizer
+  (``dualdecomp order``'s default decoder); with ``--second-stage linearizer`` also the other conditions,
+  by best-first search whose completed tree the linearizer orders (the default second stage, the tree
+  beam DP, is ``tree-beam``'s).
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7), for
   best-first search alone and followed by the tree beam DP (``--curve-methods``).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
@@ -134,6 +135,8 @@ def main() -> None:
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
+    parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
+                        help="second stage of --what linearizer for inputs without a full tree")
     parser.add_argument("--what", nargs="+",
                         choices=("conditions", "tree-beam", "linearizer", "curve", "exact", "errors"),
                         default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
@@ -178,10 +181,14 @@ def main() -> None:
     if "linearizer" in args.what:
         if model.linearizer is None:
             raise SystemExit(f"{args.model} has no head-domain linearizer (order train-linearizer)")
-        decoders.append(("linearizer", ExactConfig(max_states=None, beam=args.tree_beam[0], linearizer=True)))
+        decoders.append(("linearizer", ExactConfig(max_states=None, beam=args.tree_beam[0], linearizer=True,
+                                                   second_stage=args.second_stage)))
     for label, config in decoders:
         examples = dev[:args.sentences]
-        for condition in args.conditions:
+        conditions = args.conditions
+        if label == "linearizer" and config.second_stage == "tree-beam":  # the others: as --what tree-beam
+            conditions = [c for c in conditions if CONDITIONS[c][1] == 1.0]
+        for condition in conditions:
             scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
                                        condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
 from dualdecomp.models.ordering.decoder import decode
-from dualdecomp.models.ordering.exact import ExactConfig
+from dualdecomp.models.ordering.exact import SECOND_STAGES, ExactConfig
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer import (
     APPROXIMATE_METHOD,
@@ -25,6 +25,7 @@ from dualdecomp.models.ordering.linearizer_decoding import REFINED_METHOD
 from dualdecomp.models.ordering.linearizer_training import tag_dictionary, train_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.refine import REFINED_METHOD as TREE_BEAM_STAGE
 from dualdecomp.models.ordering.search import SearchConfig
 from dualdecomp.models.ordering.training import is_projective
 from dualdecomp.solvers.ordering.domain_order import best_domain_order, order_score
@@ -182,21 +183,29 @@ def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inp=constrained_bags(max_n=6), seed=st.integers(0, 10_000), pops=st.integers(1, 200))
-def test_the_default_decoder_with_a_linearizer_keeps_every_word_and_constraint(inp, seed, pops):
+@given(inp=constrained_bags(max_n=6), seed=st.integers(0, 10_000), pops=st.integers(1, 200),
+       stage=st.sampled_from(SECOND_STAGES))
+def test_the_decoder_with_a_linearizer_keeps_every_word_and_constraint(inp, seed, pops, stage):
     from dataclasses import replace
 
     model = replace(random_model(seed), linearizer=random_linearizer(seed + 1))
     result = decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
-                    ExactConfig(max_states=None, beam=4, linearizer=True))
+                    ExactConfig(max_states=None, beam=4, linearizer=True, second_stage=stage))
     assert result.complete and result.recovered == 1.0
     _check_constraints(inp, result)
     if all(h is not None for h in inp.heads):
         assert result.method == EXACT_METHOD and result.certified
         assert all(result.heads[k] == (0 if inp.heads[w] == ROOT else result.order.index(inp.heads[w]) + 1)
                    for k, w in enumerate(result.order))
-    else:
+    elif stage == "linearizer":
         assert result.method == REFINED_METHOD and not result.certified
+    else:
+        assert "linearizer" not in result.method
+
+
+def test_an_unknown_second_stage_is_refused():
+    with pytest.raises(ValueError):
+        ExactConfig(second_stage="other")
 
 
 def run_cli(capsys, argv):
@@ -212,8 +221,13 @@ def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[1]["text"] == "the dog ran home ."
     assert lines[1]["method"].startswith("head-domain linearizer")
-    assert lines[0]["method"] == REFINED_METHOD and sorted(lines[0]["words"]) == sorted(
-        ["quickly", "the", "dog", "home", "ran", "."])
+    # a bag of words: best-first search, then the tree beam DP (which keeps the search's output when
+    # that scores at least as high)
+    assert lines[0]["method"] in (TREE_BEAM_STAGE, "best-first (approximate)")
+    assert sorted(lines[0]["words"]) == sorted(["quickly", "the", "dog", "home", "ran", "."])
+    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "linearizer",
+                                    "--max-expansions", "200"])
+    assert code == 0 and json.loads(out.splitlines()[0])["method"] == REFINED_METHOD
     code, out, _ = run_cli(capsys, ["order", "--input", str(FIXTURES / "demo.jsonl"), "--no-linearizer",
                             "--max-expansions", "200"])
     assert code == 0 and "linearizer" not in out

@@ -24,10 +24,10 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     inputs, and full trees no DP decoded: best-first search, whose output the tree beam DP completes
     and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.refine``).
 
-    When ``exact.linearizer`` is set and the model has a head-domain linearizer, the linearizer takes
-    the place of the tree beam DP in both roles (``dualdecomp.models.ordering.linearizer_decoding``):
-    it orders full trees the exact DP did not certify, and orders the completed tree of a best-first
-    output.
+    When the model has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
+    ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
+    ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
+    place of the tree beam DP.
 
     Parameters
     ----------
@@ -45,21 +45,20 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     """
     start = time.perf_counter()
     full_tree = all(h is not None for h in inp.heads)
-    linearizer = model.linearizer if exact is not None and exact.linearizer else None
     if exact is not None and full_tree:
         if exact.max_states is not None:
             found = exact_linearisation(model, inp, exact.max_states)
             if found.certified and found.best is not None:
                 return _dp_result(model, inp, found, start)
-        if linearizer is not None:
-            return linearise_tree(linearizer, inp)
+        if exact.linearizer and model.linearizer is not None:
+            return linearise_tree(model.linearizer, inp)
         if exact.beam is not None:
             found = exact_linearisation(model, inp, beam=exact.beam)
             if found.best is not None:
                 return _dp_result(model, inp, found, start)
     first = best_first(model, inp, search or SearchConfig())
-    if linearizer is not None:
-        return relinearise(model, linearizer, inp, first)
+    if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
+        return relinearise(model, model.linearizer, inp, first)
     if exact is not None and exact.beam is not None:
         return refine(model, inp, first, exact.beam)
     return first

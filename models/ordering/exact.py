@@ -20,6 +20,8 @@ from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
 BEAM_METHOD = "tree beam DP (approximate)"
+SECOND_STAGES = ("tree-beam", "linearizer")
+"""What may order the completed tree of a best-first output (``ExactConfig.second_stage``)."""
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,21 @@ class ExactConfig:
         full trees the exact DP did not certify, and completes and re-orders best-first outputs of the
         other inputs. None: those are left to best-first search (the paper's method).
     linearizer : bool
-        Use the model's head-domain linearizer (when it has one) instead of the tree beam DP for both
-        jobs (``dualdecomp.models.ordering.linearizer``).
+        Order full trees the exact DP did not certify with the model's head-domain linearizer (when it has
+        one; ``dualdecomp.models.ordering.linearizer``) instead of the tree beam DP.
+    second_stage : str
+        What orders the completed tree of a best-first output: ``"tree-beam"`` (the tree beam DP, when
+        ``beam`` is set) or ``"linearizer"`` (the head-domain linearizer, when the model has one).
     """
 
     max_states: int | None = 100_000
     beam: int | None = None
     linearizer: bool = False
+    second_stage: str = "tree-beam"
+
+    def __post_init__(self) -> None:
+        if self.second_stage not in SECOND_STAGES:
+            raise ValueError(f"second_stage must be one of {SECOND_STAGES}, not {self.second_stage!r}")
 
 
 def signature(e: Edge) -> tuple:

@@ -20,12 +20,12 @@ The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded 
 the weight stored in the model by `order select-lm`, chosen on dev).
 Inputs with a complete tree are ordered by the model's head-domain linearizer (beyond the paper: each
 head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
-with its LM term, chosen on dev, APPROXIMATE). Other inputs: best-first search, whose output's tree is
-completed (every word) and ordered by the linearizer. --no-linearizer uses the tree beam DP of the
-paper's model instead (--tree-beam K, 32 by default: the exact DP keeping the K best states per step;
-APPROXIMATE, certified when nothing was pruned); with --exact the paper model's exact DP runs first and
-certifies that model's optimum when it finishes. --tree-beam 0: best-first search alone, the paper's
-method.
+with its LM term, chosen on dev, APPROXIMATE); --no-linearizer orders them with the paper model's tree
+beam DP (--tree-beam K, 32 by default: the exact DP keeping the K best states per step; APPROXIMATE,
+certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
+certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
+is completed (every word) and ordered again by the tree beam DP (--second-stage linearizer: by the
+linearizer). --tree-beam 0: best-first search alone, the paper's method.
 Output: one JSON line per input.
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
@@ -85,7 +85,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.set_defaults(func=run)
 
     linear = sub.add_parser("train-linearizer",
-                            help="train the head-domain linearizer (full trees, second stage) into a model")
+                            help="train the head-domain linearizer (orders full trees) into a model")
     linear.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
     linear.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (epoch and LM weight)")
     linear.add_argument("--out", required=True, metavar="DIR",
@@ -152,8 +152,11 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="beam of the tree DP that decodes full trees and completes best-first outputs "
                              "(approximate; default %(default)s, chosen on dev); 0 = best-first search alone")
     parser.add_argument("--no-linearizer", action="store_true",
-                        help="use the tree beam DP instead of the model's head-domain linearizer for full "
-                             "trees and the second stage")
+                        help="order full trees with the tree beam DP instead of the model's head-domain "
+                             "linearizer")
+    parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
+                        help="what orders the completed tree of a best-first output (default: %(default)s, "
+                             "chosen on dev)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,7 +202,8 @@ def _decoder(args: argparse.Namespace):
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None,
-                        linearizer=not args.no_linearizer and bool(args.tree_beam))
+                        linearizer=not args.no_linearizer and bool(args.tree_beam),
+                        second_stage=args.second_stage)
     return lambda inp: decode(model, inp, search, exact)
 
 
