@@ -165,8 +165,9 @@ def test_training_keeps_the_epoch_the_selection_prefers():
 
 def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
     lin = random_linearizer(5)
-    lin = Linearizer(lin.weights.astype(np.float32).astype(np.float64), lin.hash_bits, lin.best_tag,
-                     lin.default_tag, 2.0, {"note": "test"})
+    weights = lin.weights.astype(np.float32).astype(np.float64)  # stored as float32
+    weights[0] = 0.0  # index 0 is the padding of weight files (features never hash there)
+    lin = Linearizer(weights, lin.hash_bits, lin.best_tag, lin.default_tag, 2.0, {"note": "test"})
     lin.save(tmp_path)
     back = load_linearizer(tmp_path)
     assert back is not None and np.array_equal(back.weights, lin.weights)
@@ -180,6 +181,18 @@ def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
     (tmp_path / "linearizer.json").write_text("{not json")
     with pytest.raises(ModelError):
         load_linearizer(tmp_path)
+    (tmp_path / "linearizer.json").write_text(json.dumps(doc))
+    (tmp_path / "linearizer.npz").write_bytes(b"PK\x03\x04 not a zip archive")
+    with pytest.raises(ModelError):
+        load_linearizer(tmp_path)
+
+
+def test_features_never_use_the_padding_index():
+    from dualdecomp.models.ordering.linearizer_features import sentence_domains
+
+    for ex in gold_sentences():
+        for domain in sentence_domains(ex.words, ex.pos, ex.heads, (1 << 4) - 1):  # 15 slots: every one hit
+            assert domain.index.min() >= 1 and domain.index.max() <= 15
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

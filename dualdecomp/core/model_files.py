@@ -85,11 +85,11 @@ def read_json(path: Path, missing: str = "missing") -> Any:
         raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
 
 
-def write_sparse_weights(path: Path, weights: np.ndarray) -> None:
-    """Write the non-zero weights as an ``.npz`` (``indices`` int64, ``values`` float64), atomically."""
+def write_sparse_weights(path: Path, weights: np.ndarray, dtype: type = np.float64) -> None:
+    """Write the non-zero weights as an ``.npz`` (``indices`` int64, ``values`` of ``dtype``), atomically."""
     nz = np.flatnonzero(weights)
     atomic_write_bytes(path, lambda fh: np.savez_compressed(
-        fh, indices=nz.astype(np.int64), values=weights[nz].astype(np.float64)))
+        fh, indices=nz.astype(np.int64), values=weights[nz].astype(dtype)))
 
 
 def read_sparse_weights(path: Path, size: int) -> np.ndarray:

@@ -16,18 +16,18 @@ Missing tags are taken from a dictionary (the most frequent train tag of the wor
 most frequent tag of words seen once).
 
 Saved beside the paper's model as ``linearizer.json`` (format, tag dictionary, LM weight, provenance) and
-``linearizer.npz`` (non-zero weights); never pickle.
+``linearizer.npz`` (non-zero weights, float32; ``dualdecomp.core.model_files``); never pickle.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables, sentence_domains
 from dualdecomp.models.ordering.lm_feature import OrderingLM
@@ -186,16 +186,13 @@ class Linearizer:
     # --- persistence ---------------------------------------------------------------------------
 
     def save(self, directory: str | Path) -> None:
-        """Write ``linearizer.json`` and ``linearizer.npz`` into ``directory``."""
+        """Write ``linearizer.json`` and ``linearizer.npz`` into ``directory`` (atomically)."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        nonzero = np.flatnonzero(self.weights)
-        np.savez_compressed(out / WEIGHTS_NAME, index=nonzero.astype(np.int32),
-                            value=self.weights[nonzero].astype(np.float32))
-        doc = {"format": FORMAT, "hash_bits": self.hash_bits, "lm_weight": self.lm_weight,
-               "default_tag": self.default_tag, "best_tag": dict(sorted(self.best_tag.items())),
-               "meta": self.meta}
-        (out / JSON_NAME).write_text(json.dumps(doc, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+        write_sparse_weights(out / WEIGHTS_NAME, self.weights, dtype=np.float32)
+        write_json(out / JSON_NAME, {"format": FORMAT, "hash_bits": self.hash_bits,
+                                     "lm_weight": self.lm_weight, "default_tag": self.default_tag,
+                                     "best_tag": self.best_tag, "meta": self.meta})
 
 
 def _expand(orders: dict[int, list[int]], root: int) -> tuple[int, ...]:
@@ -241,26 +238,21 @@ def load_linearizer(directory: str | Path) -> Linearizer | None:
     Raises
     ------
     ModelError
-        Its files are unreadable or not a linearizer.
+        Its files are missing, unreadable, damaged or not a linearizer.
     """
     path = Path(directory)
     if not (path / JSON_NAME).exists():
         return None
+    doc = read_json(path / JSON_NAME)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ModelError(f"{path / JSON_NAME}: not a head-domain linearizer")
     try:
-        doc = json.loads((path / JSON_NAME).read_text(encoding="utf-8"))
-        arrays = np.load(path / WEIGHTS_NAME)
-        index, value = arrays["index"].astype(np.int64), arrays["value"].astype(np.float64)
         bits = int(doc["hash_bits"])
-        best_tag, default_tag = dict(doc["best_tag"]), str(doc["default_tag"])
-        lm_weight = float(doc["lm_weight"])
-    except FileNotFoundError as exc:
-        raise ModelError(f"head-domain linearizer file missing: {exc.filename}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ModelError(f"head-domain linearizer in {path} is unreadable: {exc}") from None
-    if doc.get("format") != FORMAT:
-        raise ModelError(f"{path / JSON_NAME}: not a head-domain linearizer (format {doc.get('format')!r})")
-    weights = np.zeros(1 << bits, dtype=np.float64)
-    if index.size and (index.min() < 0 or index.max() >= weights.size):
-        raise ModelError(f"{path / WEIGHTS_NAME}: weight index out of range for {bits} hash bits")
-    weights[index] = value
+        best_tag = {str(w): str(t) for w, t in doc["best_tag"].items()}
+        default_tag, lm_weight = str(doc["default_tag"]), float(doc["lm_weight"])
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ModelError(f"{path / JSON_NAME}: malformed ({exc})") from None
+    if not 1 <= bits <= 30 or not 0 <= lm_weight < float("inf"):
+        raise ModelError(f"{path / JSON_NAME}: hash_bits or lm_weight out of range")
+    weights = read_sparse_weights(path / WEIGHTS_NAME, 1 << bits)
     return Linearizer(weights, bits, best_tag, default_tag, lm_weight, doc.get("meta", {}))

@@ -1,9 +1,10 @@
 """Features of the head-domain linearizer: one head domain (a head and its dependents) of a given tree.
 
 A domain's elements are the head and its dependents; a dependent stands for its whole subtree. Its
-features (each a tuple of Python ints hashed with ``hash(tuple) & mask``: CPython's hash of a tuple of
-ints is not salted, and the string atoms come from BLAKE2b, ``dualdecomp.core.hashing.atom``) fill the
-score tables of ``dualdecomp.solvers.ordering.domain_order``:
+features (each a tuple of Python ints hashed to ``hash(tuple) mod (2**bits - 1) + 1``, index 0 being the
+padding of the weight files: CPython's hash of a tuple of ints is not salted, and the string atoms come
+from BLAKE2b, ``dualdecomp.core.hashing.atom``) fill the score tables of
+``dualdecomp.solvers.ordering.domain_order``:
 
 * side (dependent d before / after the head h): d's tag and word with h's tag or word, with the tag of
   h's own head (``ROOT`` for the root), with d's number of dependents (binned) and with the set of its
@@ -77,7 +78,7 @@ def sentence_domains(words: Sequence[str], tags: Sequence[str], heads: Sequence[
     heads : sequence of int
         0-based heads, ``ROOT`` for the root (a tree).
     mask : int
-        ``2**hash_bits - 1``.
+        ``2**hash_bits - 1`` (indices fall in ``[1, mask]``).
 
     Returns
     -------
@@ -105,7 +106,7 @@ def sentence_domains(words: Sequence[str], tags: Sequence[str], heads: Sequence[
         grand = ROOT_TAG_ATOM if heads[h] == ROOT else tag_atom[heads[h]]
         index, cell = _domain_features(h, elements, grand, word_atom, tag_atom, kids_bin, kid_tags)
         out.append(Domain(h, elements, elements.index(h),
-                          np.array(index, dtype=np.int64) & mask, np.array(cell, dtype=np.int64)))
+                          np.array(index, dtype=np.int64) % mask + 1, np.array(cell, dtype=np.int64)))
     return out
 
 
