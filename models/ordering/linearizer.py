@@ -31,7 +31,12 @@ from dualdecomp.core.model_files import read_json, read_sparse_weights, write_js
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables, sentence_domains
 from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.solvers.ordering.domain_order import EXACT_LIMIT, best_domain_order, order_score
+from dualdecomp.solvers.ordering.domain_order import (
+    EXACT_LIMIT,
+    beam_domain_order,
+    best_domain_order,
+    order_score,
+)
 
 FORMAT = "dualdecomp-head-domain-linearizer/1"
 JSON_NAME = "linearizer.json"
@@ -166,10 +171,14 @@ class Linearizer:
             parts = [(x,) if x == domain.head else strings.pop(x, (x,)) for x in domain.elements]
             alone = [lm.phrase(words, p) for p in parts]
             sentence = domain.head == root
-            best = _lm_beam(side, pair, start, end, domain.head_index, parts, alone,
-                            lambda idx, s=sentence: lm.phrase(words, idx, sentence=s), LM_BEAM)
-            strings[domain.head] = tuple(w for k in best[1] for w in parts[k])
-            total += best[0]
+
+            def lm_term(prefix, parts=parts, alone=alone, sentence=sentence) -> float:
+                joined = tuple(w for k in prefix for w in parts[k])
+                return lm.phrase(words, joined, sentence=sentence) - sum(alone[k] for k in prefix)
+
+            order, value = beam_domain_order(side, pair, start, end, domain.head_index, LM_BEAM, lm_term)
+            strings[domain.head] = tuple(w for k in order for w in parts[int(k)])
+            total += value
         order = strings.get(root, (root,))
         return Linearised(order, tags, total, False, APPROXIMATE_METHOD)
 
@@ -207,29 +216,6 @@ def _expand(orders: dict[int, list[int]], root: int) -> tuple[int, ...]:
         for element in reversed(orders[node]):
             stack.append((element, element == node))
     return tuple(out)
-
-
-def _lm_beam(side, pair, start, end, head: int, parts, alone, lm_score, width: int):
-    """Beam search over prefixes of a domain with the LM term (APPROXIMATE); (score, element order)."""
-    n = len(parts)
-
-    def lm_term(prefix: tuple[int, ...]) -> float:
-        return lm_score(tuple(w for k in prefix for w in parts[k])) - sum(alone[k] for k in prefix)
-
-    if n == 1:
-        return float(start[0] + end[0] + lm_term((0,))), (0,)
-    beam = [(float(start[j] + (side[j, 0] if j != head else 0.0)), (j,)) for j in range(n)]
-    for _ in range(n - 1):
-        grown = []
-        for value, prefix in beam:
-            after = head in prefix
-            for j in range(n):
-                if j not in prefix:
-                    gain = pair[prefix[-1], j] + (0.0 if j == head else side[j, 1 if after else 0])
-                    grown.append((float(value + gain), (*prefix, j)))
-        ranked = sorted(grown, key=lambda item: item[0] + lm_term(item[1]), reverse=True)
-        beam = ranked[:width]
-    return max((value + float(end[prefix[-1]]) + lm_term(prefix), prefix) for value, prefix in beam)
 
 
 def load_linearizer(directory: str | Path) -> Linearizer | None:

@@ -45,7 +45,7 @@ class OrderingModel:
         refuses a model that has one.
     linearizer : Linearizer or None
         The head-domain linearizer saved beside the model (``linearizer.json``), if any: the default
-        decoder of full trees and second stage (``dualdecomp.models.ordering.linearizer``).
+        decoder of full trees, and on request the second stage (``dualdecomp.models.ordering.linearizer``).
     """
 
     weights: np.ndarray

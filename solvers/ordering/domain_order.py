@@ -14,6 +14,7 @@ by a beam search over prefixes (APPROXIMATE, ``exact=False``) above it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,11 +120,29 @@ def _held_karp(side, pair, start, end, head):  # pragma: no cover - compiled
     return order, top
 
 
-def _beam(side, pair, start, end, head: int, width: int) -> tuple[np.ndarray, float]:
-    """Beam search over prefixes (APPROXIMATE): keep the ``width`` best prefixes of each length."""
+def beam_domain_order(side, pair, start, end, head: int, width: int,
+                      bonus: Callable[[tuple[int, ...]], float] | None = None) -> tuple[np.ndarray, float]:
+    """Beam search over prefixes (APPROXIMATE): keep the ``width`` best prefixes of each length.
+
+    Parameters
+    ----------
+    side, pair, start, end : numpy.ndarray
+        The scores (:func:`order_score`).
+    head : int
+    width : int
+    bonus : callable, optional
+        ``prefix -> float``: a further term of a prefix that is not a sum over adjacent pairs (e.g. an
+        LM's), recomputed for every prefix; it ranks the prefixes and is added to the final score.
+
+    Returns
+    -------
+    (numpy.ndarray of int64, float)
+        The best order found and its score.
+    """
+    extra = bonus if bonus is not None else (lambda prefix: 0.0)
     n = len(start)
     beam = [(float(start[j] + (side[j, 0] if j != head else 0.0)), (j,)) for j in range(n)]
-    beam = sorted(beam, reverse=True)[:width]
+    beam = sorted(beam, key=lambda item: item[0] + extra(item[1]), reverse=True)[:width]
     for _ in range(n - 1):
         grown = []
         for value, prefix in beam:
@@ -133,9 +152,9 @@ def _beam(side, pair, start, end, head: int, width: int) -> tuple[np.ndarray, fl
                     continue
                 gain = pair[prefix[-1], j] + (0.0 if j == head else side[j, 1 if after else 0])
                 grown.append((float(value + gain), (*prefix, j)))
-        beam = sorted(grown, reverse=True)[:width]
-    value, prefix = max(beam, key=lambda item: item[0] + end[item[1][-1]])
-    return np.array(prefix, dtype=np.int64), float(value + end[prefix[-1]])
+        beam = sorted(grown, key=lambda item: item[0] + extra(item[1]), reverse=True)[:width]
+    total, prefix = max((value + float(end[prefix[-1]]) + extra(prefix), prefix) for value, prefix in beam)
+    return np.array(prefix, dtype=np.int64), float(total)
 
 
 def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end: np.ndarray, head: int,
@@ -166,5 +185,5 @@ def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end
                                   np.ascontiguousarray(start, dtype=np.float64),
                                   np.ascontiguousarray(end, dtype=np.float64), int(head))
         return DomainOrder(order, float(value), True)
-    order, value = _beam(side, pair, start, end, int(head), beam)
+    order, value = beam_domain_order(side, pair, start, end, int(head), beam)
     return DomainOrder(order, value, False)
