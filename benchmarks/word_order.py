@@ -43,6 +43,7 @@ import json
 import math
 import resource
 import time
+from dataclasses import replace
 
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
@@ -135,6 +136,8 @@ def main() -> None:
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
+    parser.add_argument("--linearizer-states", type=int, default=0,
+                        help="state limit of the linearizer's exact DP with its LM term (0: beam only)")
     parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
                         help="second stage of --what linearizer for inputs without a full tree")
     parser.add_argument("--what", nargs="+",
@@ -159,6 +162,8 @@ def main() -> None:
     timeout = None if args.max_expansions is not None else args.timeout
 
     model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
+    if model.linearizer is not None:
+        model = replace(model, linearizer=replace(model.linearizer, lm_states=args.linearizer_states))
     lm_weight = model.lm.weight if model.lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
     dev = dev[args.start:]
@@ -166,6 +171,7 @@ def main() -> None:
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
     if model.linearizer is not None:
         base["linearizer_lm_weight"] = model.linearizer.lm.weight if model.linearizer.lm is not None else 0.0
+        base["linearizer_states"] = args.linearizer_states
     search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
 
     if "conditions" in args.what:

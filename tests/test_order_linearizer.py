@@ -17,6 +17,7 @@ from dualdecomp.models.ordering.exact import SECOND_STAGES, ExactConfig
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer import (
     APPROXIMATE_METHOD,
+    EXACT_LM_METHOD,
     EXACT_METHOD,
     Linearizer,
     load_linearizer,
@@ -120,6 +121,39 @@ def test_with_the_lm_the_output_is_a_projective_linearisation_and_uncertified(tr
     found = lin.linearise(words, pos, heads)
     assert found.order in set(projective_orders(heads))
     assert not found.certified and found.method == APPROXIMATE_METHOD
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree=trees(), seed=st.integers(0, 10_000), weight=st.floats(0.1, 5.0))
+def test_the_exact_dp_with_the_lm_equals_brute_force_and_the_beam_never_beats_it(tree, seed, weight,
+                                                                                  default_lm):
+    from dataclasses import replace
+
+    words, pos, heads = tree
+    lm = OrderingLM(default_lm, weight)
+    lin = replace(random_linearizer(seed), lm_states=1_000_000).with_lm(lm)
+
+    def total(order):  # domain features + weight * (KenLM sentence log10 - each word read alone)
+        return (lin.order_score(words, pos, heads, order) + lm.phrase(words, order, sentence=True)
+                - sum(lm.phrase(words, (w,)) for w in range(len(words))))
+
+    scores = {order: total(order) for order in projective_orders(heads)}
+    found = lin.linearise(words, pos, heads)
+    assert found.certified and found.method == EXACT_LM_METHOD
+    assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
+    assert found.score == pytest.approx(scores[found.order], abs=1e-9)
+    beam = replace(lin, lm_states=0).linearise(words, pos, heads)
+    assert beam.score == pytest.approx(scores[beam.order], abs=1e-9) and not beam.certified
+    assert beam.score <= found.score + 1e-9
+
+
+def test_the_exact_dp_with_the_lm_gives_up_to_the_beam_past_its_state_limit(default_lm):
+    from dataclasses import replace
+
+    lin = replace(random_linearizer(4), lm_states=3).with_lm(OrderingLM(default_lm, 1.0))
+    found = lin.linearise(("saw", "a", "b", "c", "d"), (None,) * 5, (ROOT, 0, 0, 0, 0))
+    assert not found.certified and found.method == APPROXIMATE_METHOD
+    assert sorted(found.order) == list(range(5))
 
 
 @pytest.fixture(scope="module")
@@ -241,6 +275,12 @@ def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
     code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "linearizer",
                                     "--max-expansions", "200"])
     assert code == 0 and json.loads(out.splitlines()[0])["method"] == REFINED_METHOD
+    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--linearizer-states", "20000",
+                                    "--max-expansions", "200"])
+    full = json.loads(out.splitlines()[1])
+    assert code == 0 and full["method"] == EXACT_LM_METHOD and full["certified"]
+    code, _, err = run_cli(capsys, ["order", "--input", demo, "--linearizer-states", "-1"])
+    assert code == 2 and "Traceback" not in err
     code, out, _ = run_cli(capsys, ["order", "--input", str(FIXTURES / "demo.jsonl"), "--no-linearizer",
                             "--max-expansions", "200"])
     assert code == 0 and "linearizer" not in out

@@ -11,6 +11,8 @@ seconds where guided learning of the paper's model takes minutes.
 With an LM weight λ > 0 the score adds λ × (KenLM log10 of the output − the log10 of its parts read
 alone): the domains are then ordered bottom-up, each by a beam search over prefixes in which every
 dependent is the (fixed) string of its subtree, so the result is APPROXIMATE (``certified=False``).
+With ``lm_states > 0`` the exact DP of ``linearizer_exact`` runs first and certifies the optimum of the
+score with the LM term when it finishes within that many states.
 
 Missing tags are taken from a dictionary (the most frequent train tag of the word; for unknown words the
 most frequent tag of words seen once).
@@ -29,6 +31,7 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
 from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables, sentence_domains
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.solvers.ordering.domain_order import (
@@ -45,6 +48,10 @@ EXACT_METHOD = "head-domain linearizer (exact)"
 APPROXIMATE_METHOD = "head-domain linearizer (approximate)"
 LM_BEAM = 32
 """Prefixes kept per step of the LM beam search of a domain."""
+EXACT_LM_METHOD = "head-domain linearizer + LM (exact DP)"
+LM_STATES = 0
+"""States the exact DP with the LM term may build before the beam search takes over (0, the default
+chosen on dev: the beam only; README "The head-domain linearizer")."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,7 @@ class Linearizer:
     lm_weight: float = 0.0
     meta: dict = field(default_factory=dict)
     lm: OrderingLM | None = field(default=None, compare=False, repr=False)
+    lm_states: int = field(default=LM_STATES, compare=False)
 
     @property
     def mask(self) -> int:
@@ -149,6 +157,10 @@ class Linearizer:
         root = next(k for k, h in enumerate(heads) if h == ROOT)
         if self.lm is None:
             return self._exact(words, tags, domains, root, exact_limit)
+        if self.lm_states:
+            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states)
+            if found.certified and found.best is not None:
+                return Linearised(found.best.words, tags, found.score, True, EXACT_LM_METHOD)
         return self._with_lm(words, tags, domains, root)
 
     def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int) -> Linearised:
@@ -179,6 +191,8 @@ class Linearizer:
             order, value = beam_domain_order(side, pair, start, end, domain.head_index, LM_BEAM, lm_term)
             strings[domain.head] = tuple(w for k in order for w in parts[int(k)])
             total += value
+        if not domains:  # one word: only the sentence start and end
+            total = lm.ends(words, (root,))
         order = strings.get(root, (root,))
         return Linearised(order, tags, total, False, APPROXIMATE_METHOD)
 

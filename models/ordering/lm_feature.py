@@ -102,11 +102,15 @@ class OrderingLM:
         k = self.k
         first = self.words(ctx_words, right[:k])
         delta = self._logprob(first, self.words(ctx_words, left[-k:])) - self._logprob(first, None)
-        if goal:
-            joined = (*left, *right)
-            delta += self._ends(self.words(ctx_words, (*joined[:k], *joined[-k:])) if len(joined) > 2 * k
-                                else self.words(ctx_words, joined))
-        return self.weight * delta
+        return self.weight * delta + (self.ends(ctx_words, (*left, *right)) if goal else 0.0)
+
+    def ends(self, ctx_words: Sequence[str], indices: Sequence[int]) -> float:
+        """The term that makes the word string ``indices`` a whole sentence (``<s>`` before, ``</s>``
+        after)."""
+        k = self.k
+        idx = tuple(indices)
+        ends = (*idx[:k], *idx[-k:]) if len(idx) > 2 * k else idx
+        return self.weight * self._ends(self.words(ctx_words, ends))
 
     def _ends(self, words: tuple[str, ...]) -> float:
         """Sentence start and end of a full sentence given by its first and last ``k`` words (or all)."""

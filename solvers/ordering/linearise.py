@@ -53,7 +53,8 @@ class Linearisation(Generic[S]):
 def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Callable[[int], list[S]],
                        attach: Callable[[S, S, bool], S | None], score: Callable[[S], float],
                        signature: Callable[[S], Hashable], max_states: int = 200_000,
-                       beam: int | None = None) -> Linearisation[S]:
+                       beam: int | None = None, finish: Callable[[S, bool], S] | None = None
+                       ) -> Linearisation[S]:
     """The highest-scoring complete ordered tree, by DP over (attached children, signature).
 
     Parameters
@@ -75,6 +76,9 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
     beam : int or None
         None: exact. K: keep the K best states per step and the K best complete subtrees per node
         (approximate; ``certified`` only when nothing was pruned).
+    finish : callable, optional
+        ``(state with every child attached, is_root) -> state``: terms a model adds once a subtree is
+        complete (e.g. for its first and last element); its signature then describes what a parent reads.
 
     Returns
     -------
@@ -136,7 +140,8 @@ def best_linearisation(children: Sequence[Sequence[int]], root: int, leaves: Cal
             layer = prune(nxt)
         finals: dict[Hashable, tuple[int, S]] = {}
         for attached, st in layer.values():
-            _keep(finals, signature(st), attached, st, score)
+            done = st if finish is None else finish(st, h == root)
+            _keep(finals, signature(done), attached, done, score)
         complete[h] = [st for _, st in prune(finals).values()]
         for c in kids:
             del complete[c]

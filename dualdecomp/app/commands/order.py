@@ -20,7 +20,8 @@ The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded 
 the weight stored in the model by `order select-lm`, chosen on dev).
 Inputs with a complete tree are ordered by the model's head-domain linearizer (beyond the paper: each
 head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
-with its LM term, chosen on dev, APPROXIMATE); --no-linearizer orders them with the paper model's tree
+with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --linearizer-states N an exact DP
+first, certified when it finishes within N states); --no-linearizer orders them with the paper model's tree
 beam DP (--tree-beam K, 32 by default: the exact DP keeping the K best states per step; APPROXIMATE,
 certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
 certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
@@ -154,6 +155,9 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-linearizer", action="store_true",
                         help="order full trees with the tree beam DP instead of the model's head-domain "
                              "linearizer")
+    parser.add_argument("--linearizer-states", type=int, default=0, metavar="N",
+                        help="with the linearizer's LM term, try its exact DP first (certified when it "
+                             "finishes within N states; default 0: the beam search only)")
     parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
                         help="what orders the completed tree of a best-first output (default: %(default)s, "
                              "chosen on dev)")
@@ -198,7 +202,11 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--tree-beam must be 0 (off) or a positive beam")
     if args.exact_states < 1:
         raise InputError("--exact-states must be at least 1")
+    if args.linearizer_states < 0:
+        raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
     model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
+    if model.linearizer is not None:
+        model = replace(model, linearizer=replace(model.linearizer, lm_states=args.linearizer_states))
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None,

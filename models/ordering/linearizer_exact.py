@@ -1,0 +1,123 @@
+"""The exact decoder of the head-domain linearizer *with* its LM term, by DP over partial subtrees.
+
+With λ > 0 the linearizer's score of an ordered tree is its domain features plus λ × (KenLM log10 of
+the sentence − the words read alone): a trigram crosses the domains, so the domains can no longer be
+ordered one by one. This module runs the model-agnostic DP of ``dualdecomp.solvers.ordering.linearise``
+instead: a head's dependents are attached one at a time, right ones nearest first and then left ones
+nearest first (each linearisation has exactly one such derivation), and a partial subtree is a state
+whose *signature* holds everything a later step reads — the outermost element on each side (for the
+adjacent-pair and side features), whether a left dependent was attached, and the first and last two
+words (for the trigram). A complete subtree adds its first and last element's features (and, for the
+root, the sentence start and end) and keeps only its boundary words as signature. With a complete
+signature the DP is exact: ``certified`` when it finishes within ``max_states`` states (exponential in
+the number of dependents of a head, so long flat domains give up; the caller then uses the beam).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables
+from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A partial (or complete) ordered subtree of one head.
+
+    Attributes
+    ----------
+    head : int
+    words : tuple of int
+        Its words (input indices) in order.
+    left, right : int
+        Domain element index of the outermost element on each side (the head's own index when none).
+    lefts : bool
+        A left dependent is attached (no right one may follow).
+    score : float
+        Domain features and LM terms of everything inside.
+    complete : bool
+    """
+
+    head: int
+    words: tuple[int, ...]
+    left: int
+    right: int
+    lefts: bool
+    score: float
+    complete: bool = False
+
+
+def _signature(state: Partial) -> tuple:
+    edges = (state.words[:2], state.words[-2:])
+    if state.complete:
+        return edges
+    return (state.left, state.right, state.lefts, *edges)
+
+
+def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
+                  max_states: int) -> Linearisation[Partial]:
+    """The linearizer's best linearisation of a complete tree with its LM term, exactly (or uncertified).
+
+    Parameters
+    ----------
+    words : sequence of str
+    heads : sequence of int
+        Every head (0-based, ``ROOT`` for the root).
+    domains : list of Domain
+        The tree's head domains (``Linearizer.domains``).
+    weights : numpy.ndarray
+        The linearizer's weights.
+    lm : OrderingLM
+        The LM term with its weight λ.
+    max_states : int
+        Give up (``certified=False``, no output) after building this many states.
+
+    Returns
+    -------
+    Linearisation
+        ``best.words`` is the order; ``score`` the linearizer score with the LM term (λ × (KenLM log10 of
+        the sentence − the null-context log10 of each word)).
+    """
+    n = len(words)
+    children: list[list[int]] = [[] for _ in range(n)]
+    root = ROOT
+    for d, h in enumerate(heads):
+        if h == ROOT:
+            root = d
+        else:
+            children[h].append(d)
+    tables = {d.head: (domain_tables(weights, d), {e: k for k, e in enumerate(d.elements)}, d.head_index)
+              for d in domains}
+
+    def leaf(h: int) -> list[Partial]:
+        index = tables[h][2] if h in tables else 0
+        return [Partial(h, (h,), index, index, False, 0.0)]
+
+    def attach(head: Partial, dep: Partial, right: bool) -> Partial | None:
+        if right and head.lefts:
+            return None
+        (side, pair, _, _), element, _ = tables[head.head]
+        e = element[dep.head]
+        if right:
+            gain = pair[head.right, e] + side[e, 1] + lm.join(words, head.words, dep.words, False)
+            return Partial(head.head, head.words + dep.words, head.left, e, False,
+                           head.score + dep.score + float(gain))
+        gain = pair[e, head.left] + side[e, 0] + lm.join(words, dep.words, head.words, False)
+        return Partial(head.head, dep.words + head.words, e, head.right, True,
+                       head.score + dep.score + float(gain))
+
+    def finish(state: Partial, is_root: bool) -> Partial:
+        gain = 0.0
+        if state.head in tables:
+            (_, _, start, end), _, _ = tables[state.head]
+            gain = float(start[state.left] + end[state.right])
+        if is_root:
+            gain += lm.ends(words, state.words)
+        return Partial(state.head, state.words, state.left, state.right, state.lefts, state.score + gain,
+                       True)
+
+    return best_linearisation(children, root, leaf, attach, lambda s: s.score, _signature, max_states,
+                              finish=finish)
