@@ -98,6 +98,8 @@ class Linearizer:
         Provenance and training log.
     lm : OrderingLM or None
         The LM used at decoding time (:meth:`with_lm`); its weight is λ.
+    lm_states : int
+        With an LM: state limit of the exact DP tried before the beam search (0: the beam only).
     """
 
     weights: np.ndarray
@@ -144,6 +146,8 @@ class Linearizer:
         Returns
         -------
         Linearised
+            Certified without an LM when every domain was solved exactly; with an LM only when the exact
+            DP (``lm_states > 0``) finished.
 
         Raises
         ------
