@@ -146,12 +146,13 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="weight of the LM term; 0 = no LM (default: the weight the model stores, "
                              "selected on dev)")
     parser.add_argument("--exact", action="store_true",
-                        help="decode full-tree inputs with the exact DP (certified)")
+                        help="decode full-tree inputs with the paper model's exact DP first (certified)")
     parser.add_argument("--exact-states", type=int, default=100_000,
                         help="state limit of the exact DP before it gives up uncertified")
     parser.add_argument("--tree-beam", type=int, default=32, metavar="K",
-                        help="beam of the tree DP that decodes full trees and completes best-first outputs "
-                             "(approximate; default %(default)s, chosen on dev); 0 = best-first search alone")
+                        help="beam of the paper model's tree DP, which completes best-first outputs (and "
+                             "decodes full trees with --no-linearizer; approximate; default %(default)s, "
+                             "chosen on dev); 0 = best-first search alone")
     parser.add_argument("--no-linearizer", action="store_true",
                         help="order full trees with the tree beam DP instead of the model's head-domain "
                              "linearizer")
