@@ -140,9 +140,13 @@ def beam_domain_order(side, pair, start, end, head: int, width: int,
         The best order found and its score.
     """
     extra = bonus if bonus is not None else (lambda prefix: 0.0)
+
+    def rank(item):  # ties: the larger prefix first, so the result never depends on the visiting order
+        return item[0] + extra(item[1]), item[1]
+
     n = len(start)
     beam = [(float(start[j] + (side[j, 0] if j != head else 0.0)), (j,)) for j in range(n)]
-    beam = sorted(beam, key=lambda item: item[0] + extra(item[1]), reverse=True)[:width]
+    beam = sorted(beam, key=rank, reverse=True)[:width]
     for _ in range(n - 1):
         grown = []
         for value, prefix in beam:
@@ -152,9 +156,9 @@ def beam_domain_order(side, pair, start, end, head: int, width: int,
                     continue
                 gain = pair[prefix[-1], j] + (0.0 if j == head else side[j, 1 if after else 0])
                 grown.append((float(value + gain), (*prefix, j)))
-        beam = sorted(grown, key=lambda item: item[0] + extra(item[1]), reverse=True)[:width]
-    total, prefix = max((value + float(end[prefix[-1]]) + extra(prefix), prefix) for value, prefix in beam)
-    return np.array(prefix, dtype=np.int64), float(total)
+        beam = sorted(grown, key=rank, reverse=True)[:width]
+    value, prefix = max(beam, key=lambda item: item[0] + float(end[item[1][-1]]) + extra(item[1]))
+    return np.array(prefix, dtype=np.int64), float(value + float(end[prefix[-1]]) + extra(prefix))
 
 
 def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end: np.ndarray, head: int,
