@@ -43,7 +43,6 @@ import json
 import math
 import resource
 import time
-from dataclasses import replace
 
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
@@ -161,9 +160,7 @@ def main() -> None:
         return
     timeout = None if args.max_expansions is not None else args.timeout
 
-    model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight)
-    if model.linearizer is not None:
-        model = replace(model, linearizer=replace(model.linearizer, lm_states=args.linearizer_states))
+    model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight, args.linearizer_states)
     lm_weight = model.lm.weight if model.lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
     dev = dev[args.start:]

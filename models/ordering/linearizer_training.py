@@ -19,9 +19,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dualdecomp.models.ordering.evaluation import text_scores
+from dualdecomp.models.ordering.evaluation import evaluate
 from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.linearizer import Linearizer
+from dualdecomp.models.ordering.linearizer_decoding import linearise_tree
 from dualdecomp.models.ordering.linearizer_features import domain_tables, order_features, sentence_domains
 from dualdecomp.models.ordering.training import is_projective
 from dualdecomp.solvers.ordering.domain_order import best_domain_order
@@ -70,18 +71,14 @@ def selection_bleu(linearizer: Linearizer, examples: list[OrderingExample], seed
         Decodes with its LM when it has one.
     examples : list of OrderingExample
     seed : int
-        Sentence k is shuffled with seed ``seed + k`` (as ``evaluation.evaluate``).
+        Sentence k is shuffled with seed ``seed + k`` (``evaluation.evaluate``, which scores it).
 
     Returns
     -------
     float
     """
-    hyps = []
-    for k, ex in enumerate(examples):
-        inp = ex.as_input(1.0, 1.0, seed + k)
-        found = linearizer.linearise(inp.words, inp.pos, inp.heads)
-        hyps.append(" ".join(inp.words[w] for w in found.order))
-    return text_scores(hyps, [" ".join(ex.words) for ex in examples])[0]
+    scores, _ = evaluate(examples, lambda inp: linearise_tree(linearizer, inp), "all", seed)
+    return scores.bleu
 
 
 def train_linearizer(examples: list[OrderingExample], epochs: int = 4, hash_bits: int = 22, seed: int = 0,

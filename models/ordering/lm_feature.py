@@ -122,7 +122,7 @@ class OrderingLM:
 
 
 def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
-                     weight: float | None = None) -> OrderingModel:
+                     weight: float | None = None, linearizer_states: int = 0) -> OrderingModel:
     """The model as it decodes: with the LM term when its weight is positive (and its linearizer's).
 
     Parameters
@@ -135,6 +135,9 @@ def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
         The LM weight of both the paper's model and the head-domain linearizer; default: the weight each
         of them stores, selected on dev (``meta["decode"]["lm_weight"]``, ``linearizer.json``; 0 when
         none is stored). 0 decodes without an LM.
+    linearizer_states : int
+        State limit of the linearizer's exact DP with its LM term, tried before its beam search (0: the
+        beam search only, the default chosen on dev).
 
     Returns
     -------
@@ -154,5 +157,6 @@ def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
     if own > 0 or own_linear > 0:
         lm = load_lm(Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary")
     if linearizer is not None:
-        linearizer = linearizer.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None)
+        linearizer = replace(linearizer.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None),
+                             lm_states=linearizer_states)
     return replace(model, lm=OrderingLM(lm, own) if own > 0 else None, linearizer=linearizer)

@@ -205,9 +205,8 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--exact-states must be at least 1")
     if args.linearizer_states < 0:
         raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
-    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight)
-    if model.linearizer is not None:
-        model = replace(model, linearizer=replace(model.linearizer, lm_states=args.linearizer_states))
+    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight,
+                             args.linearizer_states)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None,
