@@ -34,7 +34,7 @@ demo: install
 	$(BIN)/dualdecomp compress --input data/examples.jsonl --length 8
 	$(BIN)/dualdecomp compress "The Gilmer City Council on Tuesday plans to consider canceling its May council election."
 	$(BIN)/dualdecomp compress --config neural-dependency-lm "The Gilmer City Council on Tuesday plans to consider canceling its May council election."
-	$(BIN)/dualdecomp order --input tests/fixtures/ordering/demo.jsonl --timeout 2 --exact --tree-beam 32
+	$(BIN)/dualdecomp order --input tests/fixtures/ordering/demo.jsonl --timeout 2 --exact
 
 test: install
 	$(BIN)/ruff check .

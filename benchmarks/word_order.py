@@ -16,6 +16,10 @@ Measurements (``--what``):
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output and the tree beam DP's (the first ``--tree-beam``) compare with it under the
   same model (same score, lower score).
+* ``linearizer-exact``: on the full-tree ("all") inputs, how often the head-domain linearizer's exact DP
+  with its LM term certifies within ``--linearizer-states`` states, and how its default beam search
+  compares with the certified optimum under the same model (same order, same score, lower score; a
+  higher score would mean a bug and is reported, never hidden).
 * ``errors``: on the full-tree ("all") inputs, for each ``--tree-beam`` K, how many tree beam DP outputs
   are the gold ordering, search errors (the gold ordering scores higher under the model) and model
   errors (the output scores at least as high); sentences whose gold tree is not projective are counted
@@ -43,11 +47,12 @@ import json
 import math
 import resource
 import time
+from dataclasses import replace
 
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -133,14 +138,15 @@ def main() -> None:
                         default=["best-first", "tree-beam"],
                         help="decoders of the curve (tree-beam: the first --tree-beam)")
     parser.add_argument("--exact-states", type=int, default=100_000)
-    parser.add_argument("--tree-beam", type=int, nargs="+", default=[32],
+    parser.add_argument("--tree-beam", type=int, nargs="+", default=[DEFAULT_TREE_BEAM],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
     parser.add_argument("--linearizer-states", type=int, default=0,
                         help="state limit of the linearizer's exact DP with its LM term (0: beam only)")
     parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
                         help="second stage of --what linearizer for inputs without a full tree")
     parser.add_argument("--what", nargs="+",
-                        choices=("conditions", "tree-beam", "linearizer", "curve", "exact", "errors"),
+                        choices=("conditions", "tree-beam", "linearizer", "linearizer-exact", "curve",
+                                 "exact", "errors"),
                         default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
@@ -267,6 +273,9 @@ def main() -> None:
                "tree_beam": args.tree_beam[0], "tree_beam_same_score": beam_same,
                "tree_beam_on_certified": score(exact_examples, beam_results, beam_seconds).as_json()})
 
+    if "linearizer-exact" in args.what:
+        _linearizer_exact(model, dev[:args.sentences], args, base)
+
     if "errors" in args.what:
         examples = dev[:args.sentences]
         for beam in args.tree_beam:
@@ -280,6 +289,39 @@ def main() -> None:
                 counts[error_kind(gold, exact_linearisation(model, inp, beam=beam).best)] += 1
             _emit({**base, "measure": "errors", "condition": "all", "tree_beam": beam,
                    "sentences": len(examples), **counts})
+
+
+def _linearizer_exact(model, examples, args, base: dict) -> None:
+    """The ``linearizer-exact`` measure: certificates of the linearizer's exact DP with its LM term, and the
+    beam search's outputs against them."""
+    if model.linearizer is None or model.linearizer.lm is None or args.linearizer_states < 1:
+        raise SystemExit("--what linearizer-exact needs a linearizer with its LM term and "
+                         "--linearizer-states N")
+    exact, beam = model.linearizer, replace(model.linearizer, lm_states=0)
+    counts = {"certified": 0, "beam_same_order": 0, "beam_same_score": 0, "beam_lower": 0, "beam_higher": 0}
+    gaps, seconds = [], 0.0
+    for k, ex in enumerate(examples):
+        inp = ex.as_input(1.0, 1.0, args.seed + k)
+        start = time.perf_counter()
+        found = exact.linearise(inp.words, inp.pos, inp.heads)
+        seconds += time.perf_counter() - start
+        if not found.certified:
+            continue
+        counts["certified"] += 1
+        beamed = beam.linearise(inp.words, inp.pos, inp.heads)
+        if beamed.order == found.order:
+            counts["beam_same_order"] += 1
+        elif math.isclose(beamed.score, found.score, rel_tol=0, abs_tol=1e-9):
+            counts["beam_same_score"] += 1
+        elif beamed.score < found.score:
+            counts["beam_lower"] += 1
+            gaps.append(found.score - beamed.score)
+        else:
+            counts["beam_higher"] += 1  # impossible if the DP is exact
+    _emit({**base, "measure": "linearizer_exact_vs_beam", "condition": "all", "sentences": len(examples),
+           **counts, "certified_share": round(counts["certified"] / max(1, len(examples)), 4),
+           "mean_gap_when_lower": round(sum(gaps) / len(gaps), 4) if gaps else 0.0,
+           "exact_dp_sentences_per_second": round(len(examples) / max(seconds, 1e-9), 2)})
 
 
 if __name__ == "__main__":

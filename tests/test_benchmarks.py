@@ -61,3 +61,25 @@ def test_word_order_join_scores_a_split_run_as_one(tmp_path):
     again = subprocess.run(base + ["--join", str(tmp_path / "a.jsonl"), str(tmp_path / "whole.jsonl")],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode != 0 and "decoded twice" in again.stderr
+
+
+def test_word_order_linearizer_exact_counts_every_certified_sentence_once(tmp_path):
+    """--what linearizer-exact: each certified sentence's beam output is one of same / same score / lower."""
+    root = Path(__file__).resolve().parents[1]
+    script = root / "benchmarks" / "word_order.py"
+    text = (root / "tests" / "fixtures" / "ordering" / "tiny.conllu").read_text(encoding="utf-8")
+    dev = tmp_path / "dev.conllu"
+    dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")  # the two complete sentences
+    model = root / "data" / "word_order_model"
+    base = [sys.executable, str(script), "--model", str(model), "--dev", str(dev), "--sentences", "2",
+            "--what", "linearizer-exact"]
+    out = subprocess.run(base + ["--linearizer-states", "100000"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (record,) = [json.loads(line) for line in out.stdout.splitlines()]
+    assert record["measure"] == "linearizer_exact_vs_beam" and record["sentences"] == 2
+    assert record["certified"] == 2  # two short sentences: the exact DP finishes
+    parts = ("beam_same_order", "beam_same_score", "beam_lower", "beam_higher")
+    assert sum(record[k] for k in parts) == record["certified"] and record["beam_higher"] == 0
+    refused = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert refused.returncode != 0 and "--linearizer-states" in refused.stderr

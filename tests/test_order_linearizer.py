@@ -23,6 +23,7 @@ from dualdecomp.models.ordering.linearizer import (
     load_linearizer,
 )
 from dualdecomp.models.ordering.linearizer_decoding import REFINED_METHOD
+from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
 from dualdecomp.models.ordering.linearizer_training import tag_dictionary, train_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -145,6 +146,55 @@ def test_the_exact_dp_with_the_lm_equals_brute_force_and_the_beam_never_beats_it
     beam = replace(lin, lm_states=0).linearise(words, pos, heads)
     assert beam.score == pytest.approx(scores[beam.order], abs=1e-9) and not beam.certified
     assert beam.score <= found.score + 1e-9
+
+
+CONTEXT_WORDS = (*WORDS, "of", "in", "zebra", "xylophone", ",")
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=st.lists(st.sampled_from(CONTEXT_WORDS), min_size=0, max_size=3),
+       second=st.lists(st.sampled_from(CONTEXT_WORDS), min_size=0, max_size=3))
+def test_contexts_with_one_key_give_every_next_word_the_same_probability(first, second, default_lm):
+    """The exact DP merges partial subtrees whose last words have one ``context_key``: that must be exact."""
+    a, b = (tuple(default_lm.lm_word(w) for w in ws) for ws in (first, second))
+    same = default_lm.context_key(a[-2:]) == default_lm.context_key(b[-2:])
+    nexts = [default_lm.lm_word(w) for w in CONTEXT_WORDS]
+    for c, d in itertools.product(nexts, repeat=2):  # two following words, and the sentence end
+        pa = default_lm.phrase_logprob((c, d), a, eos=True)
+        pb = default_lm.phrase_logprob((c, d), b, eos=True)
+        if same:
+            assert pa == pytest.approx(pb, abs=1e-9)
+    if a[-2:] == b[-2:]:
+        assert same
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(2, 9), picks=st.lists(st.integers(0, len(CONTEXT_WORDS) - 1), min_size=9, max_size=9),
+       tree_seed=st.integers(0, 10_000), seed=st.integers(0, 10_000), weight=st.floats(0.5, 8.0))
+def test_merging_equivalent_lm_contexts_keeps_the_exact_optimum(n, picks, tree_seed, seed, weight,
+                                                                 default_lm):
+    """Larger trees than brute force allows, with rare words (whose contexts merge): the DP whose
+    signature keeps the words themselves and the one that merges what the LM cannot tell apart agree."""
+    rng = np.random.default_rng(tree_seed)
+    heads = tuple(ROOT if d == 0 else int(rng.integers(0, d)) for d in range(n))  # a random tree
+    words = tuple(CONTEXT_WORDS[k] for k in picks[:n])
+    lin = random_linearizer(seed)
+    tags = lin.tags_of(words, (None,) * n)
+    domains = lin.domains(words, tags, heads)
+    lm = OrderingLM(default_lm, weight)
+    merged = exact_with_lm(words, heads, domains, lin.weights, lm, 2_000_000)
+    plain = exact_with_lm(words, heads, domains, lin.weights, lm, 2_000_000, merge_contexts=False)
+    assert merged.certified and plain.certified
+    assert merged.score == pytest.approx(plain.score, abs=1e-9)
+    assert merged.states <= plain.states
+
+
+def test_context_keys_merge_only_what_the_lm_cannot_tell_apart(default_lm):
+    key = default_lm.context_key
+    assert key(("zebra", "xylophone")) == key(("xylophone",))  # no trigram starts with these two words
+    assert key(("of", "the")) != key(("in", "the"))
+    assert default_lm.phrase_logprob(("house",), ("of", "the")) != default_lm.phrase_logprob(("house",),
+                                                                                            ("in", "the"))
 
 
 def test_the_exact_dp_with_the_lm_gives_up_to_the_beam_past_its_state_limit(default_lm):

@@ -79,6 +79,7 @@ class LanguageModel:
         self._model = _load_kenlm(self.path)
         self.order = int(self._model.order)
         self.has_rare = RARE in self._model
+        self._context_keys: dict[tuple[str, ...], kenlm.State] = {}
 
     def __repr__(self) -> str:
         return f"LanguageModel(path={str(self.path)!r}, order={self.order})"
@@ -296,6 +297,67 @@ class LanguageModel:
                 model.BaseScore(head, targets[b], pair)
                 ctx[a, b] = row_of(pair, b + 1)
         return PackedTrigram(np.array(rows), ctx)
+
+    def context_key(self, words: tuple[str, ...]) -> kenlm.State:
+        """What the LM reads of a context: KenLM's state after LM words read from the null context.
+
+        KenLM keeps in a state only the last words that some n-gram of the model extends, so two contexts
+        with equal keys give every following word the same probability (e.g. "of the" and "in the" after
+        a word no trigram starts with).
+
+        Parameters
+        ----------
+        words : tuple of str
+            LM words (already mapped by :meth:`lm_word`), at most ``order - 1`` of them matter.
+
+        Returns
+        -------
+        kenlm.State
+            Hashable; equal for equivalent contexts.
+        """
+        key = self._context_keys.get(words)
+        if key is None:
+            model = self._model
+            key, out = kenlm.State(), kenlm.State()
+            model.NullContextWrite(key)
+            for word in words:
+                model.BaseScore(key, word, out)
+                key, out = out, key
+            if len(self._context_keys) > 1_000_000:
+                self._context_keys.clear()
+            self._context_keys[words] = key
+        return key
+
+    def extended_left(self, words: tuple[str, str], before: Iterable[str]) -> bool:
+        """Whether the trigram model has an n-gram ``x w1 w2`` for some ``x`` in ``before``.
+
+        When it has none, ``log p(w2 | x w1) = log p(w2 | w1) + backoff(x w1)`` for every such x: what a
+        context x changes in the score of a phrase starting ``w1 w2`` does not depend on w2.
+
+        Parameters
+        ----------
+        words : tuple of str
+            Two LM words ``(w1, w2)``.
+        before : iterable of str
+            LM words that may precede them (``"<s>"``: the sentence start).
+
+        Returns
+        -------
+        bool
+        """
+        first, second = words
+        model = self._model
+        state, out = kenlm.State(), kenlm.State()
+        for x in before:
+            if x == "<s>":
+                model.BeginSentenceWrite(state)
+                model.BaseScore(state, first, out)
+                context = out
+            else:
+                context = self.context_key((x, first))
+            if model.BaseFullScore(context, second, state).ngram_length >= 3:
+                return True
+        return False
 
     # --- helpers ------------------------------------------------------------------------------------
 

@@ -20,6 +20,9 @@ from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
 BEAM_METHOD = "tree beam DP (approximate)"
+DEFAULT_TREE_BEAM = 64
+"""K of the tree beam DP of the CLI's and the benchmark's decoders: the largest K of {4, 8, 16, 32, 64} whose
+slowest full-tree sentence of dev 1000-1029 stays within 5 s (README, "The tree beam DP")."""
 SECOND_STAGES = ("tree-beam", "linearizer")
 """What may order the completed tree of a best-first output (``ExactConfig.second_stage``)."""
 

@@ -6,9 +6,15 @@ ordered one by one. This module runs the model-agnostic DP of ``dualdecomp.solve
 instead: a head's dependents are attached one at a time, right ones nearest first and then left ones
 nearest first (each linearisation has exactly one such derivation), and a partial subtree is a state
 whose *signature* holds everything a later step reads — the outermost element on each side (for the
-adjacent-pair and side features), whether a left dependent was attached, and the first and last two
-words (for the trigram). A complete subtree adds its first and last element's features (and, for the
-root, the sentence start and end) and keeps only its boundary words as signature. With a complete
+adjacent-pair and side features), whether a left dependent was attached, and what the trigram reads
+of its ends. Those are keyed by what the LM can tell apart, not by the words themselves: the last two
+words by KenLM's minimised state (``context_key``: only the words some n-gram of the model extends, so
+"zebra xylophone" and "xylophone" are one context when no trigram starts with "zebra xylophone"), the
+first two by their LM words, the second of them dropped when no trigram "x w1 w2" exists for any word x
+of the sentence or the sentence start (then any context changes the phrase's score by the same amount
+whatever w2 is: ``LanguageModel.extended_left``); repeated words are one key too. A complete subtree
+adds its first and last element's features (and, for the root, the sentence start and end) and keeps
+only those end keys as signature. With a complete
 signature the DP is exact: ``certified`` when it finishes within ``max_states`` states (exponential in
 the number of dependents of a head, so long flat domains give up; the caller then uses the beam).
 """
@@ -50,15 +56,8 @@ class Partial:
     complete: bool = False
 
 
-def _signature(state: Partial) -> tuple:
-    edges = (state.words[:2], state.words[-2:])
-    if state.complete:
-        return edges
-    return (state.left, state.right, state.lefts, *edges)
-
-
 def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
-                  max_states: int) -> Linearisation[Partial]:
+                  max_states: int, merge_contexts: bool = True) -> Linearisation[Partial]:
     """The linearizer's best linearisation of a complete tree with its LM term, exactly (or uncertified).
 
     Parameters
@@ -74,6 +73,9 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         The LM term with its weight λ.
     max_states : int
         Give up (``certified=False``, no output) after building this many states.
+    merge_contexts : bool
+        Merge the partial subtrees whose ends the LM cannot tell apart (above); False: the signature keeps
+        the input indices of the first and last two words (the same optimum, more states).
 
     Returns
     -------
@@ -119,5 +121,27 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         return Partial(state.head, state.words, state.left, state.right, state.lefts, state.score + gain,
                        True)
 
-    return best_linearisation(children, root, leaf, attach, lambda s: s.score, _signature, max_states,
+    before = (*{lm.words(words, (k,))[0] for k in range(n)}, "<s>")
+    first_keys: dict[tuple[str, ...], tuple] = {}
+
+    def first_key(indices: tuple[int, ...]) -> tuple:
+        # a phrase's first two LM words; the second only if some trigram "x w1 w2" (x a word of the
+        # sentence or the sentence start) exists: otherwise no context changes its score
+        first = lm.words(words, indices[:lm.k])
+        key = first_keys.get(first)
+        if key is None:
+            key = first_keys[first] = (first if len(first) < 2 or lm.lm.extended_left(first, before)
+                                       else (first[0], None))
+        return key
+
+    def signature(state: Partial) -> tuple:
+        if merge_contexts:
+            edges = (first_key(state.words), lm.context_key(words, state.words))
+        else:
+            edges = (state.words[:2], state.words[-2:])
+        if state.complete:
+            return edges
+        return (state.left, state.right, state.lefts, *edges)
+
+    return best_linearisation(children, root, leaf, attach, lambda s: s.score, signature, max_states,
                               finish=finish)

@@ -21,7 +21,7 @@ trainer learns the syntax model alone, and the weight is chosen on dev (README, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,6 +75,11 @@ class OrderingLM:
                 word = self._lm_words[token] = self.lm.lm_word(token)
             out.append(word)
         return tuple(out)
+
+    def context_key(self, ctx_words: Sequence[str], indices: Sequence[int]) -> Hashable:
+        """What a later word's term reads of the word string ``indices`` (input indices) before it: the
+        LM's minimised state of its last ``k`` words (``LanguageModel.context_key``)."""
+        return self.lm.context_key(self.words(ctx_words, tuple(indices)[-self.k:]))
 
     def _logprob(self, words: tuple[str, ...], context: tuple[str, ...] | None, eos: bool = False) -> float:
         key = (words, context, eos)

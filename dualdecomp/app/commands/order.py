@@ -22,7 +22,7 @@ Inputs with a complete tree are ordered by the model's head-domain linearizer (b
 head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
 with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --linearizer-states N an exact DP
 first, certified when it finishes within N states); --no-linearizer orders them with the paper model's tree
-beam DP (--tree-beam K, 32 by default: the exact DP keeping the K best states per step; APPROXIMATE,
+beam DP (--tree-beam K, 64 by default: the exact DP keeping the K best states per step; APPROXIMATE,
 certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
 certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
 is completed (every word) and ordered again by the tree beam DP (--second-stage linearizer: by the
@@ -149,10 +149,10 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="decode full-tree inputs with the paper model's exact DP first (certified)")
     parser.add_argument("--exact-states", type=int, default=100_000,
                         help="state limit of the exact DP before it gives up uncertified")
-    parser.add_argument("--tree-beam", type=int, default=32, metavar="K",
+    parser.add_argument("--tree-beam", type=int, default=None, metavar="K",
                         help="beam of the paper model's tree DP, which completes best-first outputs (and "
-                             "decodes full trees with --no-linearizer; approximate; default %(default)s, "
-                             "chosen on dev); 0 = best-first search alone")
+                             "decodes full trees with --no-linearizer; approximate; default 64, chosen on "
+                             "dev); 0 = best-first search alone")
     parser.add_argument("--no-linearizer", action="store_true",
                         help="order full trees with the tree beam DP instead of the model's head-domain "
                              "linearizer")
@@ -188,18 +188,19 @@ def run(args: argparse.Namespace) -> int:
 def _decoder(args: argparse.Namespace):
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.ordering.decoder import decode
-    from dualdecomp.models.ordering.exact import ExactConfig
+    from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig
     from dualdecomp.models.ordering.lm_feature import with_decoding_lm
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.search import SearchConfig
 
+    tree_beam = DEFAULT_TREE_BEAM if args.tree_beam is None else args.tree_beam
     if args.timeout is not None and args.timeout <= 0:
         raise InputError("--timeout must be positive")
     if args.chart_size < 1:
         raise InputError("--chart-size must be at least 1")
     if args.lm_weight is not None and not 0 <= args.lm_weight < float("inf"):
         raise InputError("--lm-weight must be a non-negative number")
-    if args.tree_beam < 0:
+    if tree_beam < 0:
         raise InputError("--tree-beam must be 0 (off) or a positive beam")
     if args.exact_states < 1:
         raise InputError("--exact-states must be at least 1")
@@ -209,8 +210,8 @@ def _decoder(args: argparse.Namespace):
                              args.linearizer_states)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
-    exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=args.tree_beam or None,
-                        linearizer=not args.no_linearizer and bool(args.tree_beam),
+    exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=tree_beam or None,
+                        linearizer=not args.no_linearizer and bool(tree_beam),
                         second_stage=args.second_stage)
     return lambda inp: decode(model, inp, search, exact)
 
