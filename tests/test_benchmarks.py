@@ -32,16 +32,20 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
     assert all(r["sentences"] == 2 and r["median_ms"] > 0 and r["certified"] == 1.0 for r in rows)
 
 
-def test_word_order_join_scores_a_split_run_as_one(tmp_path):
-    """Two halves written with --outputs and joined give the unsplit run's corpus BLEU and exact match."""
+def word_order_command(tmp_path: Path) -> list[str]:
+    """``benchmarks/word_order.py`` with the shipped model on the two complete sentences of the fixture."""
     root = Path(__file__).resolve().parents[1]
-    script = root / "benchmarks" / "word_order.py"
     text = (root / "tests" / "fixtures" / "ordering" / "tiny.conllu").read_text(encoding="utf-8")
     dev = tmp_path / "dev.conllu"
-    dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")  # the two complete sentences
-    model = root / "data" / "word_order_model"
-    base = [sys.executable, str(script), "--model", str(model), "--dev", str(dev),
-            "--what", "tree-beam", "--conditions", "words", "all", "--max-expansions", "50"]
+    dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")
+    return [sys.executable, str(root / "benchmarks" / "word_order.py"), "--model",
+            str(root / "data" / "word_order_model"), "--dev", str(dev)]
+
+
+def test_word_order_join_scores_a_split_run_as_one(tmp_path):
+    """Two halves written with --outputs and joined give the unsplit run's corpus BLEU and exact match."""
+    base = [*word_order_command(tmp_path), "--what", "tree-beam", "--conditions", "words", "all",
+            "--max-expansions", "50"]
 
     def run(*extra):
         out = subprocess.run(base + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=300,
@@ -65,14 +69,7 @@ def test_word_order_join_scores_a_split_run_as_one(tmp_path):
 
 def test_word_order_linearizer_exact_counts_every_certified_sentence_once(tmp_path):
     """--what linearizer-exact: each certified sentence's beam output is one of same / same score / lower."""
-    root = Path(__file__).resolve().parents[1]
-    script = root / "benchmarks" / "word_order.py"
-    text = (root / "tests" / "fixtures" / "ordering" / "tiny.conllu").read_text(encoding="utf-8")
-    dev = tmp_path / "dev.conllu"
-    dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")  # the two complete sentences
-    model = root / "data" / "word_order_model"
-    base = [sys.executable, str(script), "--model", str(model), "--dev", str(dev), "--sentences", "2",
-            "--what", "linearizer-exact"]
+    base = [*word_order_command(tmp_path), "--sentences", "2", "--what", "linearizer-exact"]
     out = subprocess.run(base + ["--linearizer-states", "100000"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
