@@ -115,7 +115,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "stored)")
     select.add_argument("--max-expansions", type=int, default=2000, metavar="K")
     select.add_argument("--tree-beam", type=int, default=32, metavar="K",
-                        help="beam of the tree DP of the decoder (default %(default)s; 0 = best-first alone)")
+                        help="beam of the tree DP of the decoder (default %(default)s, the K the selection "
+                             "rule was fixed with; decoding defaults to 64; 0 = best-first alone)")
     select.add_argument("--write", action="store_true", help="store the chosen weight in model.json")
     select.set_defaults(func=run)
 
