@@ -302,8 +302,8 @@ class LanguageModel:
         """What the LM reads of a context: KenLM's state after LM words read from the null context.
 
         KenLM keeps in a state only the last words that some n-gram of the model extends, so two contexts
-        with equal keys give every following word the same probability (e.g. "of the" and "in the" after
-        a word no trigram starts with).
+        with equal keys give every following word the same probability (e.g. "zebra xylophone" and
+        "xylophone" when no trigram starts with "zebra xylophone").
 
         Parameters
         ----------

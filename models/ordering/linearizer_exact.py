@@ -14,9 +14,9 @@ first two by their LM words, the second of them dropped when no trigram "x w1 w2
 of the sentence or the sentence start (then any context changes the phrase's score by the same amount
 whatever w2 is: ``LanguageModel.extended_left``); repeated words are one key too. A complete subtree
 adds its first and last element's features (and, for the root, the sentence start and end) and keeps
-only those end keys as signature. With a complete
-signature the DP is exact: ``certified`` when it finishes within ``max_states`` states (exponential in
-the number of dependents of a head, so long flat domains give up; the caller then uses the beam).
+only those end keys as signature. With a complete signature the DP is exact: ``certified`` when it
+finishes within ``max_states`` states (exponential in the number of dependents of a head, so long flat
+domains give up; the caller then uses the beam).
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
 
     def first_key(indices: tuple[int, ...]) -> tuple:
         # a phrase's first two LM words; the second only if some trigram "x w1 w2" (x a word of the
-        # sentence or the sentence start) exists: otherwise no context changes its score
+        # sentence or the sentence start) exists: otherwise what any context adds does not depend on it
         first = lm.words(words, indices[:lm.k])
         key = first_keys.get(first)
         if key is None:
