@@ -347,15 +347,11 @@ class LanguageModel:
         """
         first, second = words
         model = self._model
-        state, out = kenlm.State(), kenlm.State()
+        after_start, out = kenlm.State(), kenlm.State()
+        model.BaseScore(self._begin_state(), first, after_start)
         for x in before:
-            if x == "<s>":
-                model.BeginSentenceWrite(state)
-                model.BaseScore(state, first, out)
-                context = out
-            else:
-                context = self.context_key((x, first))
-            if model.BaseFullScore(context, second, state).ngram_length >= 3:
+            context = after_start if x == "<s>" else self.context_key((x, first))
+            if model.BaseFullScore(context, second, out).ngram_length >= 3:
                 return True
         return False
 

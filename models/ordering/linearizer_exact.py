@@ -121,7 +121,7 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         return Partial(state.head, state.words, state.left, state.right, state.lefts, state.score + gain,
                        True)
 
-    before = (*{lm.words(words, (k,))[0] for k in range(n)}, "<s>")
+    before = (*set(lm.words(words, range(n))), "<s>")
     first_keys: dict[tuple[str, ...], tuple] = {}
 
     def first_key(indices: tuple[int, ...]) -> tuple:
