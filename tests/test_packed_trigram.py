@@ -38,7 +38,12 @@ def dense_oracle(lm, tokens):
     begin = lm._begin_state()
     for c in range(1, m):
         T[0, 0, c] = model.BaseScore(begin, targets[c], scratch)
-    heads = [begin, *(lm._word_state(w) for w in words)]
+    null = kenlm.State()
+    model.NullContextWrite(null)
+    heads = [begin]
+    for w in words:  # each word read from a null context
+        heads.append(kenlm.State())
+        model.BaseScore(null, w, heads[-1])
     for a in range(n + 1):
         for b in range(a + 1, n + 1):
             pair = kenlm.State()

@@ -202,7 +202,7 @@ class LanguageModel:
         targets = [*words, "</s>"]  # w_1 .. w_{n+1}
         scratch = kenlm.State()
         for i in range(n + 1):
-            state = self._begin_state() if i == 0 else self._word_state(words[i - 1])
+            state = self._begin_state() if i == 0 else self.context_key((words[i - 1],))
             row = B[i]
             for j in range(i + 1, n + 2):
                 row[j] = model.BaseScore(state, targets[j - 1], scratch)
@@ -287,7 +287,7 @@ class LanguageModel:
         begin = self._begin_state()
         ctx[0, 0] = row_of(begin, 1)
         # states after the first word of a context: <s> for a = 0, else w_a from a null context
-        heads = [begin, *(self._word_state(w) for w in words)]
+        heads = [begin, *(self.context_key((w,)) for w in words)]
         for a in range(0, n + 1):
             if deadline is not None:
                 deadline.check(f"computing the lm potentials (KenLM lookups, context word {a} of {n})")
@@ -360,13 +360,6 @@ class LanguageModel:
     def _begin_state(self) -> kenlm.State:
         state = kenlm.State()
         self._model.BeginSentenceWrite(state)
-        return state
-
-    def _word_state(self, word: str) -> kenlm.State:
-        """The state after ``word`` read from a null context (a one-word context)."""
-        null, state = kenlm.State(), kenlm.State()
-        self._model.NullContextWrite(null)
-        self._model.BaseScore(null, word, state)
         return state
 
 
