@@ -27,7 +27,8 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     When the model has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
     ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
     ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
-    place of the tree beam DP.
+    place of the tree beam DP. Inputs with ordered units (``OrderingInput.units``) never go to the
+    linearizer (it has no unit constraint): the paper's model's decoders order them.
 
     Parameters
     ----------
@@ -45,20 +46,21 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     """
     start = time.perf_counter()
     full_tree = all(h is not None for h in inp.heads)
+    linearizer = None if inp.units else model.linearizer  # it has no ordered-unit constraint
     if exact is not None and full_tree:
         if exact.max_states is not None:
             found = exact_linearisation(model, inp, exact.max_states)
             if found.certified and found.best is not None:
                 return _dp_result(model, inp, found, start)
-        if exact.linearizer and model.linearizer is not None:
-            return linearise_tree(model.linearizer, inp)
+        if exact.linearizer and linearizer is not None:
+            return linearise_tree(linearizer, inp)
         if exact.beam is not None:
             found = exact_linearisation(model, inp, beam=exact.beam)
             if found.best is not None:
                 return _dp_result(model, inp, found, start)
     first = best_first(model, inp, search or SearchConfig())
-    if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
-        return relinearise(model, model.linearizer, inp, first)
+    if exact is not None and exact.second_stage == "linearizer" and linearizer is not None:
+        return relinearise(model, linearizer, inp, first)
     if exact is not None and exact.beam is not None:
         return refine(model, inp, first, exact.beam)
     return first

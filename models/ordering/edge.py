@@ -41,6 +41,11 @@ class Context:
         Bit mask of the words whose given head each word is.
     full : int
         Bit mask of all words.
+    unit_right, unit_left : tuple of tuple of int
+        For each word, its children inside its ordered unit (``OrderingInput.units``) on the right / left,
+        nearest first: it must take exactly these, in this order, before any other dependent on that side.
+    closed : int
+        Bit mask of the unit words other than the units' heads (they take no other dependent).
     """
 
     words: tuple[str, ...]
@@ -51,6 +56,9 @@ class Context:
     given_head: tuple[int | None, ...]
     kids_mask: tuple[int, ...]
     full: int
+    unit_right: tuple[tuple[int, ...], ...] = ()
+    unit_left: tuple[tuple[int, ...], ...] = ()
+    closed: int = 0
 
     @property
     def n(self) -> int:
@@ -91,10 +99,19 @@ def make_context(inp: OrderingInput, tag_names: tuple[str, ...], tag_index: dict
     for m, h in enumerate(inp.heads):
         if h is not None and h != ROOT:
             kids[h] |= 1 << m
+    right: list[tuple[int, ...]] = [()] * len(inp.words)
+    left: list[tuple[int, ...]] = [()] * len(inp.words)
+    for unit in inp.units:
+        for k, w in enumerate(unit):
+            right[w] = tuple(m for m in unit[k + 1:] if inp.heads[m] == w)
+            left[w] = tuple(m for m in reversed(unit[:k]) if inp.heads[m] == w)
+    closed = sum(1 << w for w in inp.closed_words())
     return Context(words=inp.words, word_atoms=tuple(atom("w:" + w) for w in inp.words),
                    tag_names=tuple(names), tag_atoms=tuple(atom("p:" + t) for t in names),
                    leaf_tags=tuple(leaf_tags), given_head=inp.heads, kids_mask=tuple(kids),
-                   full=(1 << len(inp.words)) - 1)
+                   full=(1 << len(inp.words)) - 1,
+                   unit_right=tuple(right) if inp.units else (), unit_left=tuple(left) if inp.units else (),
+                   closed=closed)
 
 
 class Edge:
@@ -171,7 +188,9 @@ def can_attach(ctx: Context, head: Edge, dep: Edge, right: bool) -> bool:
 
     The rules: disjoint words; canonical order (no right dependent after a left one); the dependent's
     given head, if any, is the head; the dependent's given dependents are all inside it (it is
-    complete once attached); the new head's given head is not inside the new edge.
+    complete once attached); the new head's given head is not inside the new edge; a head in an ordered
+    unit takes its unit children first on each side, nearest first, and a unit word other than the
+    unit's head takes nothing else (so every unit comes out contiguous and in its given order).
     """
     if head.mask & dep.mask:
         return False
@@ -184,7 +203,24 @@ def can_attach(ctx: Context, head: Edge, dep: Edge, right: bool) -> bool:
     if ctx.kids_mask[m] & ~dep.mask:
         return False
     gh = ctx.given_head[head.head]
-    return not (gh is not None and gh != ROOT and (head.mask | dep.mask) >> gh & 1)
+    if gh is not None and gh != ROOT and (head.mask | dep.mask) >> gh & 1:
+        return False
+    return not ctx.unit_right or unit_order_allows(ctx, head, m, right)
+
+
+def unit_order_allows(ctx: Context, head: Edge, m: int, right: bool) -> bool:
+    """The ordered-unit rule of :func:`can_attach` for word ``m`` becoming ``head``'s next dependent."""
+    h = head.head
+    inner_right, inner_left = ctx.unit_right[h], ctx.unit_left[h]
+    if right:
+        attached, inner, other = len(head.right), inner_right, inner_left
+    else:
+        if len(head.right) < len(inner_right):
+            return False
+        attached, inner, other = len(head.left), inner_left, inner_right
+    if attached < len(inner):
+        return m == inner[attached]
+    return not (ctx.closed >> h & 1) and m not in other
 
 
 def empty_phi() -> np.ndarray:

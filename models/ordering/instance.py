@@ -27,15 +27,22 @@ class OrderingInput:
         where not given.
     ident : str
         An identifier (sentence id) for reports.
+    units : tuple of tuple of int
+        Ordered units (e.g. the base NPs the paper keeps as atoms): each the indices of two or more words
+        in the order they must appear, contiguously, in the output. A unit is one subtree of given heads:
+        every word but one (its head) has its head given inside the unit, in an order that crosses no
+        arc of the unit, and only the unit's head may take dependents from outside it.
     """
 
     words: tuple[str, ...]
     pos: tuple[str | None, ...]
     heads: tuple[int | None, ...]
     ident: str = ""
+    units: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         validate(self.words, self.pos, self.heads, self.ident)
+        validate_units(self.units, self.heads, self.ident)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -48,6 +55,14 @@ class OrderingInput:
     def given_root(self) -> int | None:
         """The word given as the root (head ``ROOT``), or None."""
         return next((m for m, h in enumerate(self.heads) if h == ROOT), None)
+
+    def unit_heads(self) -> tuple[int, ...]:
+        """The head of each unit (its one word whose head is not given inside it)."""
+        return tuple(unit_head(u, self.heads) for u in self.units)
+
+    def closed_words(self) -> frozenset[int]:
+        """The words of units other than their heads: they take no dependent from outside their unit."""
+        return frozenset(w for u, h in zip(self.units, self.unit_heads(), strict=True) for w in u if w != h)
 
     def given_children(self) -> tuple[tuple[int, ...], ...]:
         """For each word, the words whose given head it is."""
@@ -72,12 +87,15 @@ class OrderingExample:
         Gold head of each word (0-based, ``ROOT`` for the root); a tree.
     ident : str
         Sentence id.
+    deprels : tuple of str
+        Gold dependency relation of each word (UD labels; empty when not read): base NPs need them.
     """
 
     words: tuple[str, ...]
     pos: tuple[str, ...]
     heads: tuple[int, ...]
     ident: str = ""
+    deprels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validate(self.words, self.pos, self.heads, self.ident)
@@ -89,7 +107,8 @@ class OrderingExample:
     def __len__(self) -> int:
         return len(self.words)
 
-    def as_input(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0) -> OrderingInput:
+    def as_input(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0,
+                 units: tuple[tuple[int, ...], ...] = ()) -> OrderingInput:
         """The bag of this sentence with a random share of gold POS tags and heads given (Table 7 inputs).
 
         Parameters
@@ -99,16 +118,21 @@ class OrderingExample:
             independently for POS and heads, ``round(share * n)`` of each.
         seed : int
             Seed of the sampling (and of the shuffle of the bag).
+        units : tuple of tuple of int
+            Phrases of the sentence (original word indices, in order; e.g. its base NPs, the paper's
+            input: ``dualdecomp.models.ordering.base_np``) given as ordered units with their internal
+            heads. They draw nothing at random: the bag and the sampled constraints are those of the
+            same call without them.
 
         Returns
         -------
         OrderingInput
             The words shuffled (so nothing can use the original order), with the constraints remapped.
         """
-        return self.shuffled(pos_share, dep_share, seed)[0]
+        return self.shuffled(pos_share, dep_share, seed, units)[0]
 
-    def shuffled(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0
-                 ) -> tuple[OrderingInput, tuple[int, ...]]:
+    def shuffled(self, pos_share: float = 0.0, dep_share: float = 0.0, seed: int = 0,
+                 units: tuple[tuple[int, ...], ...] = ()) -> tuple[OrderingInput, tuple[int, ...]]:
         """:meth:`as_input` and the gold order: the input index of each word of the original sentence."""
         n = len(self.words)
         rng = np.random.default_rng(seed)
@@ -117,12 +141,15 @@ class OrderingExample:
         inverse[perm] = np.arange(n)
         pos_given = set(rng.choice(n, size=round(pos_share * n), replace=False).tolist())
         dep_given = set(rng.choice(n, size=round(dep_share * n), replace=False).tolist())
+        for unit in units:  # every word of a unit but its head has its head inside the unit
+            dep_given |= {u for u in unit if self.heads[u] in unit}
         words = tuple(self.words[int(old)] for old in perm)
         pos = tuple(self.pos[int(old)] if int(old) in pos_given else None for old in perm)
         heads = tuple(
             (ROOT if self.heads[int(old)] == ROOT else int(inverse[self.heads[int(old)]]))
             if int(old) in dep_given else None for old in perm)
-        return OrderingInput(words, pos, heads, self.ident), tuple(int(k) for k in inverse)
+        given_units = tuple(tuple(int(inverse[u]) for u in unit) for unit in units)
+        return OrderingInput(words, pos, heads, self.ident, given_units), tuple(int(k) for k in inverse)
 
     def identity_input(self) -> OrderingInput:
         """The bag in its original order with no constraints (for training, where the order is gold)."""
@@ -178,3 +205,57 @@ def validate(words, pos, heads, ident: str = "") -> None:
                 raise InputError(f"{where}: the given heads contain a cycle through word {k + 1}")
             seen.add(k)
             k = heads[k]
+
+
+def unit_head(unit: tuple[int, ...], heads) -> int:
+    """The first word of a unit whose head is not given inside it (the unit's head when valid)."""
+    members = set(unit)
+    return next((w for w in unit if heads[w] is None or heads[w] not in members), unit[0])
+
+
+def validate_units(units, heads, ident: str = "") -> None:
+    """Check ordered units (``OrderingInput.units``); raise ``InputError`` with one clear line if invalid.
+
+    Parameters
+    ----------
+    units : sequence of sequence of int
+        0-based word indices, each unit in its output order.
+    heads : sequence of (int or None)
+        The given heads (already validated).
+    ident : str
+        Sentence id used in the message.
+
+    Raises
+    ------
+    InputError
+        A unit of fewer than two words, an index out of range or in two units, a unit that is not one
+        subtree of given heads, an order that crosses the unit's arcs, or a word inside a unit (not its
+        head) given a dependent outside it.
+    """
+    where = f"sentence {ident}" if ident else "input"
+    n = len(heads)
+    seen: set[int] = set()
+    for number, unit in enumerate(units, 1):
+        name = f"{where}: unit {number}"
+        if not isinstance(unit, tuple) or len(unit) < 2:
+            raise InputError(f"{name} must list at least two words")
+        for w in unit:
+            if isinstance(w, bool) or not isinstance(w, int | np.integer) or not 0 <= w < n:
+                raise InputError(f"{name}: word {w!r} is out of range (n = {n})")
+            if w in seen:
+                raise InputError(f"{name}: word {w + 1} is in two units (or twice in one)")
+            seen.add(w)
+        members = set(unit)
+        tops = [w for w in unit if heads[w] is None or heads[w] not in members]
+        if len(tops) != 1:
+            raise InputError(f"{name} must be one subtree: every word but one needs its head given inside "
+                             f"the unit ({len(tops)} words have none there)")
+        place = {w: k for k, w in enumerate(unit)}
+        arcs = [tuple(sorted((place[w], place[heads[w]]))) for w in unit if w != tops[0]]
+        top = place[tops[0]]
+        if any(a < c < b < d for a, b in arcs for c, d in arcs) or any(a < top < b for a, b in arcs):
+            raise InputError(f"{name}: its order crosses its own arcs (it cannot be a projective phrase)")
+        for k, h in enumerate(heads):
+            if h is not None and h in members and h != tops[0] and k not in members:
+                raise InputError(f"{name}: word {h + 1} is inside the unit but is given the head of word "
+                                 f"{k + 1} outside it (only the unit's head may take outside dependents)")

@@ -6,7 +6,10 @@ uses), a head from HEAD; ``_`` means "not given". As input, the word order of th
 
 JSONL: one object per line, ``{"id": "...", "words": [...], "pos": [...], "heads": [...]}`` with ``pos``
 and ``heads`` optional (``null`` entries mean "not given") and heads 1-based as in CoNLL-U (0 = root);
-``"text": "w1 w2 ..."`` may replace ``words``.
+``"text": "w1 w2 ..."`` may replace ``words``. ``"units": [[3, 1], ...]`` (optional) lists ordered
+units, each the 1-based numbers of its words in the order they must appear, contiguously (e.g. base NPs;
+``OrderingInput.units``: the heads inside a unit must be given). CoNLL-U gold sentences also keep DEPREL,
+from which ``dualdecomp.models.ordering.base_np`` derives base NPs.
 """
 
 from __future__ import annotations
@@ -41,9 +44,10 @@ def _fields(sentence: conllu.TokenList, number: int, path: Path):
     ident = sentence.metadata.get("sent_id", f"{path.name}:{number}")
     tokens = [t for t in sentence if _is_word(t)]
     index = {t["id"]: k for k, t in enumerate(tokens)}
-    words, pos, heads = [], [], []
+    words, pos, heads, rels = [], [], [], []
     for t in tokens:
         words.append(t["form"])
+        rels.append(t["deprel"] if t["deprel"] not in (None, "_") else "")
         tag = t["xpos"] if t["xpos"] not in (None, "_") else None
         pos.append(tag)
         h = t["head"]
@@ -55,7 +59,7 @@ def _fields(sentence: conllu.TokenList, number: int, path: Path):
             heads.append(index[h])
         else:
             raise InputError(f"sentence {ident}: head of word {t['id']} is out of range: {h}")
-    return ident, tuple(words), tuple(pos), tuple(heads)
+    return ident, tuple(words), tuple(pos), tuple(heads), tuple(rels)
 
 
 def read_conllu_examples(path: str | Path, limit: int | None = None) -> list[OrderingExample]:
@@ -79,10 +83,10 @@ def read_conllu_examples(path: str | Path, limit: int | None = None) -> list[Ord
     path = Path(path)
     out = []
     for number, sentence in enumerate(_conllu_sentences(path), 1):
-        ident, words, pos, heads = _fields(sentence, number, path)
+        ident, words, pos, heads, rels = _fields(sentence, number, path)
         if not words:
             continue
-        out.append(OrderingExample(words, pos, heads, ident))
+        out.append(OrderingExample(words, pos, heads, ident, rels))
         if limit is not None and len(out) >= limit:
             break
     return out
@@ -91,7 +95,7 @@ def read_conllu_examples(path: str | Path, limit: int | None = None) -> list[Ord
 def read_conllu_inputs(path: str | Path) -> list[OrderingInput]:
     """Ordering inputs from CoNLL-U: words, with the POS and heads that are given (``_`` = not given)."""
     path = Path(path)
-    return [OrderingInput(w, p, h, i) for i, w, p, h in
+    return [OrderingInput(w, p, h, i) for i, w, p, h, _ in
             (_fields(s, number, path) for number, s in enumerate(_conllu_sentences(path), 1))]
 
 
@@ -122,7 +126,16 @@ def parse_jsonl_record(record: object, ident: str) -> OrderingInput:
             if h < 0 or h > n:
                 raise InputError(f"sentence {ident}: head of word {k + 1} is out of range: {h} (n = {n})")
             zero_based.append(ROOT if h == 0 else h - 1)
-    return OrderingInput(tuple(words), tuple(pos), tuple(zero_based), ident)
+    units = record.get("units") or []
+    if not isinstance(units, list) or not all(isinstance(u, list) for u in units):
+        raise InputError(f"sentence {ident}: 'units' must be a list of lists of word numbers")
+    zero_units: list[tuple[int, ...]] = []
+    for unit in units:
+        for w in unit:
+            if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= n:
+                raise InputError(f"sentence {ident}: unit word {w!r} is not a word number 1..{n}")
+        zero_units.append(tuple(w - 1 for w in unit))
+    return OrderingInput(tuple(words), tuple(pos), tuple(zero_based), ident, tuple(zero_units))
 
 
 def read_jsonl_inputs(path: str | Path) -> list[OrderingInput]:

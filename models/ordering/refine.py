@@ -8,7 +8,8 @@ fragments that misses some words. This second stage:
    (the timeout rule's attachments of fragment roots included) and tags are kept where they make no
    cycle, and each part still not connected to the root (a missing word with its given dependents) is
    attached, best first, to the word of the root's part whose two-word arc the model scores highest (a
-   leaf of each word, either side; the part's top word with each tag it may take);
+   leaf of each word, either side; the part's top word with each tag it may take; never a word of an
+   ordered unit other than its head);
 2. orders that tree with the tree beam DP (``exact_linearisation(..., beam=K)``) under the same model;
 3. keeps the best-first output instead when it was complete and scores at least as high (both are goal
    edges of the same model, so their scaled scores compare).
@@ -70,16 +71,17 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
     leaves: dict[int, list[Edge]] = {}
     for leaf in model.leaves(ctx):
         leaves.setdefault(leaf.head, []).append(leaf)
+    closed = inp.closed_words()  # unit words other than the unit's head take no outside dependent
     while True:
         top = _tops(heads)
-        connected = [w for w in range(n) if top[w] == root]
+        connected = [w for w in range(n) if top[w] == root and w not in closed]
         loose = sorted({top[w] for w in range(n)} - {root})
         if not loose:
             break
         best = max(((_arc_score(model, ctx, leaves, h, u), u, h) for u in loose for h in connected),
                    key=lambda item: item[0])
         heads[best[1]] = best[2]
-    return OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident)
+    return OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident, inp.units)
 
 
 def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int) -> OrderingResult:

@@ -123,7 +123,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     evaluate = sub.add_parser("evaluate", help="BLEU / exact match / words recovered on a treebank")
     evaluate.add_argument("--data", required=True, metavar="CONLLU", help="gold treebank (e.g. EWT dev)")
     evaluate.add_argument("--conditions", nargs="+", default=["words", "pos50", "pos100", "dep50", "dep100",
-                                                              "all"])
+                                                              "all"],
+                          help="Table 7's conditions (default), and 'bnp': the bag with its base NPs as "
+                               "ordered units (the input of the paper's bag-of-words results)")
     evaluate.add_argument("--sentences", type=int, default=None, metavar="N", help="first N sentences")
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--quiet", action="store_true")
