@@ -6,10 +6,11 @@ fragments that misses some words. This second stage:
 
 1. builds a complete tree over *every* input word: the given heads are restored, the output's arcs
    (the timeout rule's attachments of fragment roots included) and tags are kept where they make no
-   cycle, and each part still not connected to the root (a missing word with its given dependents) is
-   attached, best first, to the word of the root's part whose two-word arc the model scores highest (a
-   leaf of each word, either side; the part's top word with each tag it may take; never a word of an
-   ordered unit other than its head);
+   cycle and do not hang an outside word on a word of an ordered unit other than its head, and each
+   part still not connected to the root (a missing word with its given dependents) is attached, best
+   first, to the word of the root's part whose two-word arc the model scores highest (a leaf of each
+   word, either side; the part's top word with each tag it may take; never a word of an ordered unit
+   other than its head);
 2. orders that tree with the tree beam DP (``exact_linearisation(..., beam=K)``) under the same model;
 3. keeps the best-first output instead when it was complete and scores at least as high (both are goal
    edges of the same model, so their scaled scores compare).
@@ -64,14 +65,14 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         while inp.heads[root] is not None:
             root = inp.heads[root]
     heads[root] = ROOT
-    for w, h in arcs.items():
-        if heads[w] is None and h != ROOT and not _above(heads, h, w):
+    closed = inp.closed_words()  # unit words other than the unit's head take no outside dependent
+    for w, h in arcs.items():  # (the timeout rule may have hung a fragment on such a word)
+        if heads[w] is None and h != ROOT and h not in closed and not _above(heads, h, w):
             heads[w] = h
     ctx = model.context(OrderingInput(inp.words, tuple(pos), (None,) * n, inp.ident))
     leaves: dict[int, list[Edge]] = {}
     for leaf in model.leaves(ctx):
         leaves.setdefault(leaf.head, []).append(leaf)
-    closed = inp.closed_words()  # unit words other than the unit's head take no outside dependent
     while True:
         top = _tops(heads)
         connected = [w for w in range(n) if top[w] == root and w not in closed]

@@ -1,0 +1,232 @@
+"""Ordered units (the base NPs the paper keeps as atoms): every decoder of the paper's model keeps each
+unit contiguous and in its order, its search space is exactly the unit-free space filtered by the unit
+rule (brute force), bad units are one-line errors, and base NPs come from UD trees by the stated rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dualdecomp.app.cli import main
+from dualdecomp.core.errors import InputError
+from dualdecomp.models.ordering.base_np import base_np_units
+from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.evaluation import condition_input
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.models.ordering.reading import parse_jsonl_record, read_conllu_examples
+from dualdecomp.models.ordering.refine import completed_input, refine
+from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
+from tests.ordering_oracles import all_trees, linearisations, random_model
+from tests.test_order_search import WORDS, _check_constraints
+
+
+def _projective_tree(draw, n: int) -> list[int]:
+    """A random projective tree in index order: each span's root, its dependents' spans beside it."""
+    heads = [ROOT] * n
+
+    def span(i: int, j: int, parent: int) -> None:
+        r = draw(st.integers(i, j - 1))
+        heads[r] = parent
+        for a, b in ((i, r), (r + 1, j)):
+            while a < b:
+                c = draw(st.integers(a + 1, b))
+                span(a, c, r)
+                a = c
+
+    span(0, n, ROOT)
+    return heads
+
+
+def _valid_unit(heads, unit) -> bool:
+    members = set(unit)
+    tops = [w for w in unit if heads[w] not in members]
+    return len(tops) == 1 and not any(heads[k] in members - {tops[0]} for k in range(len(heads))
+                                      if k not in members)
+
+
+@st.composite
+def unit_inputs(draw, max_n: int = 5, full_tree: bool = False):
+    """A projective gold tree in index order, a unit that is a valid span of it, and some given heads."""
+    n = draw(st.integers(2, max_n))
+    tree = _projective_tree(draw, n)
+    spans = [tuple(range(i, j + 1)) for i in range(n) for j in range(i + 1, n)
+             if _valid_unit(tree, range(i, j + 1))]
+    unit = spans[draw(st.integers(0, len(spans) - 1))] if spans else ()
+    words = tuple(draw(st.sampled_from(WORDS)) for _ in range(n))
+    heads = [h if (full_tree or draw(st.booleans())) else None for h in tree]
+    for w in unit:
+        if tree[w] in unit:
+            heads[w] = tree[w]
+    return OrderingInput(words, (None,) * n, tuple(heads), units=(unit,) if unit else ())
+
+
+def _keeps_units(inp: OrderingInput, order, heads_1based=None) -> bool:
+    """Every unit contiguous and in order; its words other than its head have no dependent outside it."""
+    place = {w: k for k, w in enumerate(order)}
+    for unit, top in zip(inp.units, inp.unit_heads(), strict=True):
+        start = place[unit[0]]
+        if [place[w] for w in unit] != list(range(start, start + len(unit))):
+            return False
+        if heads_1based is not None:
+            for k, h in enumerate(heads_1based):
+                if h and order[h - 1] in unit and order[h - 1] != top and order[k] not in unit:
+                    return False
+    return True
+
+
+def _unit_free(inp: OrderingInput) -> OrderingInput:
+    return OrderingInput(inp.words, inp.pos, inp.heads, inp.ident)
+
+
+def _filtered_goals(model, inp: OrderingInput):
+    """Brute force: every goal of the unit-free input that the unit rule allows."""
+    free = _unit_free(inp)
+    ctx = model.context(free)
+    closed = inp.closed_words()
+    out = []
+    for heads in all_trees(len(inp), inp.heads):
+        if any(heads[k] in closed and not any(k in u and heads[k] in u for u in inp.units)
+               for k in range(len(inp))):
+            continue
+        out.extend(e for e in linearisations(model, ctx, heads) if _keeps_units(inp, e.words))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=5), seed=st.integers(0, 10_000))
+def test_exhaustive_best_first_with_units_equals_filtered_brute_force(inp, seed):
+    model = random_model(seed)
+    goals = _filtered_goals(model, inp)
+    assert goals  # the gold order is one of them
+    found = []
+    real_attach = model.attach
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(model, name)
+
+        def attach(self, ctx, head, dep, right, gold=False, with_phi=True):
+            edge = real_attach(ctx, head, dep, right, gold, with_phi)
+            if edge.mask == ctx.full:
+                found.append((edge.words, edge.tags, tuple(sorted(edge.arcs().items()))))
+            return edge
+
+    result = best_first(Spy(), inp, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
+    assert result.complete
+    assert result.score == pytest.approx(max(e.scaled for e in goals), abs=1e-9)
+    expected = {(e.words, e.tags, tuple(sorted(e.arcs().items()))) for e in goals}
+    assert len(found) == len(set(found)) and set(found) == expected  # each allowed goal exactly once
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=5, full_tree=True), seed=st.integers(0, 10_000))
+def test_exact_dp_with_units_equals_filtered_brute_force(inp, seed):
+    model = random_model(seed)
+    goals = _filtered_goals(model, inp)
+    found = exact_linearisation(model, inp, max_states=10**6)
+    assert found.certified
+    assert found.best.scaled == pytest.approx(max(e.scaled for e in goals), abs=1e-9)
+    assert _keeps_units(inp, found.best.words)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=7), seed=st.integers(0, 10_000), pops=st.integers(1, 200),
+       beam=st.integers(1, 8))
+def test_every_decoder_keeps_the_units(inp, seed, pops, beam):
+    """Best-first (complete or joined), the second stage and the default decoder never break a unit."""
+    model = random_model(seed)
+    first = best_first(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops))
+    _check_constraints(inp, first)
+    if first.complete:
+        assert _keeps_units(inp, first.order, first.heads)
+    for result in (refine(model, inp, first, beam),
+                   decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
+                          ExactConfig(max_states=50, beam=beam, linearizer=True))):
+        assert result.complete
+        _check_constraints(inp, result)
+        assert _keeps_units(inp, result.order, result.heads)
+
+
+@pytest.mark.parametrize("units, heads, message", [
+    (((0,),), (None, None, None), "at least two words"),
+    (((0, 5),), (None, None, None), "out of range"),
+    (((0, 1), (1, 2)), (1, None, 1), "two units"),
+    (((0, 1),), (None, None, None), "one subtree"),
+    (((0, 1, 2),), (2, None, 1), "crosses its own arcs"),
+    (((0, 1),), (1, None, 0), "only the unit's head"),
+])
+def test_bad_units_are_one_line_errors(units, heads, message):
+    with pytest.raises(InputError, match=message):
+        OrderingInput(("a", "b", "c"), (None,) * 3, heads, units=units)
+
+
+def test_jsonl_units_are_read_and_checked(tmp_path, capsys):
+    record = {"words": ["car", "the", "red"], "heads": [None, 1, 1], "units": [[2, 3, 1]]}
+    inp = parse_jsonl_record(record, "x")
+    assert inp.units == ((1, 2, 0),) and inp.closed_words() == frozenset({1, 2})
+    with pytest.raises(InputError, match="unit word"):
+        parse_jsonl_record({"words": ["a", "b"], "units": [[1, 3]]}, "x")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"words": ["a", "b"], "units": [[1, 2]]}) + "\n")
+    assert main(["order", "--input", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "one subtree" in err
+
+
+CONLLU = """# sent_id = bnp1
+1	President	President	PROPN	NNP	_	2	nmod:desc	_	_
+2	Bush	Bush	PROPN	NNP	_	3	nsubj	_	_
+3	praised	praise	VERB	VBD	_	0	root	_	_
+4	my	my	PRON	PRP$	_	7	nmod:poss	_	_
+5	very	very	ADV	RB	_	6	advmod	_	_
+6	old	old	ADJ	JJ	_	7	amod	_	_
+7	friend	friend	NOUN	NN	_	3	obj	_	_
+8	of	of	ADP	IN	_	14	case	_	_
+9	John	John	PROPN	NNP	_	14	nmod:poss	_	_
+10	's	's	PART	POS	_	9	case	_	_
+11	15	15	NUM	CD	_	13	nummod	_	_
+12	-	-	PUNCT	HYPH	_	13	punct	_	_
+13	year	year	NOUN	NN	_	14	compound	_	_
+14	team	team	NOUN	NN	_	7	nmod	_	_
+15	.	.	PUNCT	.	_	3	punct	_	_
+
+"""
+
+
+def test_base_nps_follow_the_stated_rule(tmp_path):
+    path = tmp_path / "bnp.conllu"
+    path.write_text(CONLLU)  # "John 's" is a base NP; a possessive with a dependent stays out of "team"'s
+    example = read_conllu_examples(path)[0]
+    units = [" ".join(example.words[k] for k in u) for u in base_np_units(example)]
+    assert units == ["President Bush", "my very old friend", "John 's", "15 - year team"]
+    no_rels = example.__class__(example.words, example.pos, example.heads, example.ident)
+    with pytest.raises(InputError, match="DEPREL"):
+        base_np_units(no_rels)
+
+
+def test_bnp_condition_is_the_words_bag_with_units(tmp_path):
+    path = tmp_path / "bnp.conllu"
+    path.write_text(CONLLU)
+    example = read_conllu_examples(path)[0]
+    words = condition_input(example, "words", 5)
+    bnp = condition_input(example, "bnp", 5)
+    assert bnp.words == words.words and len(bnp.units) == 4
+    inp, order = example.shuffled(0.0, 0.0, 5, base_np_units(example))
+    assert inp == bnp and _keeps_units(bnp, order)
+    given = {k for k, h in enumerate(bnp.heads) if h is not None}
+    assert given == {w for u in bnp.units for w in u} - set(bnp.unit_heads())
+
+
+def test_a_fragment_hung_on_a_unit_word_is_reattached():
+    """The timeout rule hangs fragments on the first fragment's root, which may be inside a unit."""
+    inp = OrderingInput(("the", "big", "car", "sat"), (None,) * 4, (2, 2, None, None), units=((0, 1, 2),))
+    joined = OrderingResult(order=(1, 3), words=("big", "sat"), pos=("NN", "VBD"), heads=(0, 1),
+                            complete=False, score=float("nan"), recovered=0.5, expansions=3, seconds=0.0)
+    tree = completed_input(random_model(3), inp, joined)  # validated: no outside word hangs on "big"
+    assert tree.heads[3] != 1 and tree.units == inp.units
+    result = refine(random_model(3), inp, joined, beam=4)
+    assert result.complete and _keeps_units(inp, result.order, result.heads)
