@@ -4,6 +4,7 @@ rule (brute force), bad units are one-line errors, and base NPs come from UD tre
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -230,3 +231,21 @@ def test_a_fragment_hung_on_a_unit_word_is_reattached():
     assert tree.heads[3] != 1 and tree.units == inp.units
     result = refine(random_model(3), inp, joined, beam=4)
     assert result.complete and _keeps_units(inp, result.order, result.heads)
+
+
+def test_inputs_with_units_never_go_to_the_linearizer():
+    """The head-domain linearizer has no unit constraint: the paper's model's decoders order such inputs."""
+
+    class Refuses:
+        def linearise(self, *args, **kwargs):
+            raise AssertionError("the linearizer was asked to order an input with units")
+
+    model = dataclasses.replace(random_model(4), linearizer=Refuses())
+    full = OrderingInput(("the", "big", "car", "sat"), (None,) * 4, (2, 2, 3, ROOT), units=((0, 1, 2),))
+    bag = OrderingInput(full.words, full.pos, (2, 2, None, None), units=full.units)
+    for inp, config in ((full, ExactConfig(max_states=1, beam=4, linearizer=True)),
+                        (bag, ExactConfig(max_states=None, beam=4, second_stage="linearizer"))):
+        result = decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=50), config)
+        assert result.complete and _keeps_units(inp, result.order, result.heads)
+    with pytest.raises(AssertionError, match="linearizer"):  # the same inputs without units do go there
+        decode(model, _unit_free(full), None, ExactConfig(max_states=1, beam=4, linearizer=True))
