@@ -2,7 +2,8 @@
 
 Measurements (``--what``):
 
-* ``conditions``: the input conditions of Table 7 of Zhang & Clark (2015) — BLEU (sacrebleu), exact
+* ``conditions``: the input conditions of Table 7 of Zhang & Clark (2015), and "bnp" (the bag with its
+  base NPs as ordered units, the input of the paper's bag-of-words results) — BLEU (sacrebleu), exact
   match, words recovered, sentences/s — with best-first search (APPROXIMATE) at ``--timeout`` seconds.
 * ``tree-beam``: the same conditions with ``--tree-beam K`` (APPROXIMATE): full trees ("dep100", "all")
   decoded by the tree beam DP (certified when nothing was pruned), the other inputs by best-first search
