@@ -17,10 +17,12 @@ from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.evaluation import condition_input
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
+from dualdecomp.models.ordering.model import new_model
 from dualdecomp.models.ordering.reading import parse_jsonl_record, read_conllu_examples
 from dualdecomp.models.ordering.refine import completed_input, refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
+from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from tests.ordering_oracles import all_trees, linearisations, random_model
 from tests.test_order_search import WORDS, _check_constraints
 
@@ -249,3 +251,26 @@ def test_inputs_with_units_never_go_to_the_linearizer():
         assert result.complete and _keeps_units(inp, result.order, result.heads)
     with pytest.raises(AssertionError, match="linearizer"):  # the same inputs without units do go there
         decode(model, _unit_free(full), None, ExactConfig(max_states=1, beam=4, linearizer=True))
+
+
+def test_training_with_base_nps_as_units_learns_the_orders():
+    """The paper trains on bags with base NPs as units: the gold derivation keeps them, so gold is reached."""
+    rels = {"DT": "det", "JJ": "amod", "NN": "nsubj", "VBD": "root", "RB": "advmod"}
+
+    def gold(words: str, heads: list[int], tags: str) -> OrderingExample:
+        return OrderingExample(tuple(words.split()), tuple(tags.split()), tuple(h - 1 for h in heads), "",
+                               tuple(rels[t] for t in tags.split()))
+
+    sentences = [gold("the big cat sat", [3, 3, 4, 0], "DT JJ NN VBD"),
+                 gold("a small dog ran home", [3, 3, 4, 0, 4], "DT JJ NN VBD RB"),
+                 gold("the cat ran", [2, 3, 0], "DT NN VBD")]
+    assert [len(base_np_units(s)) for s in sentences] == [1, 1, 1]
+    model = new_model(sentences, hash_bits=14)
+    trainer = Trainer(model, TrainConfig(chart_size=16, max_expansions=200, seed=1, base_nps=True))
+    for epoch in range(8):
+        trainer.epoch(sentences, epoch)
+    model.weights[:] = trainer.averaged()
+    search = SearchConfig(chart_size=16, timeout=None, max_expansions=500)
+    for s in sentences:
+        inp = condition_input(s, "bnp", 3)
+        assert inp.units and best_first(model, inp, search).words == s.words

@@ -151,9 +151,15 @@ class OrderingExample:
         given_units = tuple(tuple(int(inverse[u]) for u in unit) for unit in units)
         return OrderingInput(words, pos, heads, self.ident, given_units), tuple(int(k) for k in inverse)
 
-    def identity_input(self) -> OrderingInput:
-        """The bag in its original order with no constraints (for training, where the order is gold)."""
-        return OrderingInput(self.words, (None,) * len(self.words), (None,) * len(self.words), self.ident)
+    def identity_input(self, units: tuple[tuple[int, ...], ...] = ()) -> OrderingInput:
+        """The bag in its original order with no constraints (for training, where the order is gold).
+
+        ``units`` (word indices, in order) are given as ordered units with their internal heads, as in
+        :meth:`as_input`.
+        """
+        inside = {u for unit in units for u in unit if self.heads[u] in unit}
+        heads = tuple(h if m in inside else None for m, h in enumerate(self.heads))
+        return OrderingInput(self.words, (None,) * len(self.words), heads, self.ident, units)
 
 
 def validate(words, pos, heads, ident: str = "") -> None:

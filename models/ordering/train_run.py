@@ -60,9 +60,9 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
                 ) -> tuple[OrderingModel, dict]:
     """Train for ``epochs`` epochs; keep the averaged weights of the epoch with the best dev BLEU.
 
-    Selection rule: the dev BLEU of the words-only condition on the first ``dev_sentences`` dev
-    sentences, decoded by best-first search with ``dev_expansions`` pops at most (chart size of the
-    training config); ties go to the earlier epoch.
+    Selection rule: the dev BLEU of the words-only condition (with base NPs as units when training
+    with them) on the first ``dev_sentences`` dev sentences, decoded by best-first search with
+    ``dev_expansions`` pops at most (chart size of the training config); ties go to the earlier epoch.
 
     Parameters
     ----------
@@ -100,7 +100,8 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
         stats["train_seconds"] = round(time.perf_counter() - start, 1)
         current = model.weights.copy()
         model.weights[:] = trainer.averaged()
-        scores, _ = evaluate(dev, lambda inp: best_first(model, inp, search), "words")
+        scores, _ = evaluate(dev, lambda inp: best_first(model, inp, search),
+                             "bnp" if config.train.base_nps else "words")
         stats["dev"] = scores.as_json()
         history.append(stats)
         log(stats)
@@ -118,7 +119,8 @@ def _meta(sentences, config: RunConfig, best_epoch: int, history: list, weights:
           epochs_done: int, trainer: str) -> dict:
     return {"training": {"sentences": len(sentences), "max_length": config.max_length, "trainer": trainer,
                          "epochs": config.epochs, "epochs_done": epochs_done, "selected_epoch": best_epoch,
-                         "selection": "best words-only dev BLEU (first dev_sentences, dev_expansions pops)",
+                         "selection": ("best words-only dev BLEU (first dev_sentences, dev_expansions pops"
+                                       + ("; base NPs as units)" if config.train.base_nps else ")")),
                          "config": json.loads(json.dumps(asdict(config))), "history": list(history),
                          "nonzero_weights": int(np.count_nonzero(weights))}}
 

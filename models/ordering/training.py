@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.edge import Context, Edge
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
@@ -43,12 +44,16 @@ class TrainConfig:
         Pops per sentence at most (an absolute number, whatever the sentence length).
     seed : int
         Seed of the shuffle of the training sentences.
+    base_nps : bool
+        Train on bags that keep each sentence's base NPs as ordered units, as the paper does
+        (``dualdecomp.models.ordering.base_np``; the gold derivation keeps them).
     """
 
     learner: str = "scaled-mira"
     chart_size: int = 32
     max_expansions: int = 400
     seed: int = 0
+    base_nps: bool = False
 
     def __post_init__(self) -> None:
         if self.learner not in LEARNERS:
@@ -137,7 +142,7 @@ class Trainer:
     def train_sentence(self, example: OrderingExample) -> SentenceStats:
         """Guided learning on one (projective) sentence; the bag is given in gold order."""
         model = self.model
-        ctx = model.context(example.identity_input())
+        ctx = model.context(example.identity_input(base_np_units(example) if self.config.base_nps else ()))
         tag_id = model.tag_index
         gold_tags = tuple(tag_id.get(p, -1) for p in example.pos)
         ctx = replace(ctx, leaf_tags=tuple(tags if g in tags or g < 0 else tuple(sorted((*tags, g)))

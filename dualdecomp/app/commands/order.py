@@ -81,6 +81,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--dev-sentences", type=int, default=100)
     train.add_argument("--dev-expansions", type=int, default=2000)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--base-nps", action="store_true",
+                       help="train on bags that keep base NPs as ordered units, as the paper does (and "
+                            "select the epoch on the 'bnp' condition)")
     add_mixing_arguments(train, "guided learning")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
@@ -260,7 +263,8 @@ def _train(args: argparse.Namespace) -> int:
                        hash_bits=args.hash_bits, dev_sentences=args.dev_sentences,
                        dev_expansions=args.dev_expansions,
                        train=TrainConfig(learner=args.learner, chart_size=args.train_chart_size,
-                                         max_expansions=args.train_expansions, seed=args.seed))
+                                         max_expansions=args.train_expansions, seed=args.seed,
+                                         base_nps=args.base_nps))
     files = {"train_file": Path(args.train).name, "dev_file": Path(args.dev).name}
 
     def save(model, meta):  # after every epoch: the model selected so far
