@@ -11,6 +11,7 @@ from dualdecomp.models.ordering.edge import Context, Edge, can_attach
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel, new_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.search import SearchConfig, best_first
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ordering"
 
@@ -86,6 +87,30 @@ def brute_force_best(model: OrderingModel, inp: OrderingInput) -> tuple[float, i
             count += 1
             best = max(best, edge.scaled)
     return best, count
+
+
+def goal_key(edge: Edge) -> tuple:
+    """What identifies an output: its order, tags and arcs."""
+    return edge.words, edge.tags, tuple(sorted(edge.arcs().items()))
+
+
+def exhaustive_goals(model: OrderingModel, inp: OrderingInput):
+    """Exhaustive best-first search, and the key of every goal edge it built (in building order)."""
+    built = []
+    real_attach = model.attach
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(model, name)
+
+        def attach(self, ctx, head, dep, right, gold=False, with_phi=True):
+            edge = real_attach(ctx, head, dep, right, gold, with_phi)
+            if edge.mask == ctx.full:
+                built.append(goal_key(edge))
+            return edge
+
+    result = best_first(Spy(), inp, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
+    return result, built
 
 
 def example(words: str, heads: list[int], tags: str) -> OrderingExample:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dualdecomp.models.ordering import search as search_module
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.search import SearchConfig, best_first
-from tests.ordering_oracles import all_trees, brute_force_best, random_model
+from tests.ordering_oracles import all_trees, brute_force_best, exhaustive_goals, random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".", "We", "do", "like", "rain")
 TAGS = {"the": "DT", "cat": "NN", "sat": "VBD", "on": "IN", "mat": "NN", ".": ".", "We": "PRP", "do": "VBP",
@@ -46,20 +46,7 @@ def test_exhaustive_best_first_equals_brute_force(inp, seed):
 def test_every_goal_is_generated_exactly_once(inp, seed):
     """No spurious ambiguity: the goals popped are the brute-force linearisations, each once."""
     model = random_model(seed)
-    popped = []
-    real_attach = model.attach
-
-    class Spy:
-        def __getattr__(self, name):
-            return getattr(model, name)
-
-        def attach(self, ctx, head, dep, right, gold=False, with_phi=True):
-            edge = real_attach(ctx, head, dep, right, gold, with_phi)
-            if edge.mask == ctx.full:
-                popped.append((edge.words, edge.tags, tuple(sorted(edge.arcs().items()))))
-            return edge
-
-    best_first(Spy(), inp, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
+    _, popped = exhaustive_goals(model, inp)
     _, count = brute_force_best(model, inp)
     if len(inp) == 1:  # a goal leaf is never built by attach
         assert count == len(model.context(inp).leaf_tags[0])

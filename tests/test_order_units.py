@@ -23,7 +23,7 @@ from dualdecomp.models.ordering.reading import parse_jsonl_record, read_conllu_e
 from dualdecomp.models.ordering.refine import completed_input, refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
-from tests.ordering_oracles import all_trees, linearisations, random_model
+from tests.ordering_oracles import all_trees, exhaustive_goals, goal_key, linearisations, random_model
 from tests.test_order_search import WORDS, _check_constraints
 
 
@@ -105,23 +105,10 @@ def test_exhaustive_best_first_with_units_equals_filtered_brute_force(inp, seed)
     model = random_model(seed)
     goals = _filtered_goals(model, inp)
     assert goals  # the gold order is one of them
-    found = []
-    real_attach = model.attach
-
-    class Spy:
-        def __getattr__(self, name):
-            return getattr(model, name)
-
-        def attach(self, ctx, head, dep, right, gold=False, with_phi=True):
-            edge = real_attach(ctx, head, dep, right, gold, with_phi)
-            if edge.mask == ctx.full:
-                found.append((edge.words, edge.tags, tuple(sorted(edge.arcs().items()))))
-            return edge
-
-    result = best_first(Spy(), inp, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
+    result, found = exhaustive_goals(model, inp)
     assert result.complete
     assert result.score == pytest.approx(max(e.scaled for e in goals), abs=1e-9)
-    expected = {(e.words, e.tags, tuple(sorted(e.arcs().items()))) for e in goals}
+    expected = {goal_key(e) for e in goals}
     assert len(found) == len(set(found)) and set(found) == expected  # each allowed goal exactly once
 
 
