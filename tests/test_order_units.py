@@ -154,6 +154,13 @@ def test_bad_units_are_one_line_errors(units, heads, message):
         OrderingInput(("a", "b", "c"), (None,) * 3, heads, units=units)
 
 
+def test_units_may_be_lists():
+    inp = OrderingInput(("a", "b"), (None, None), (1, None), units=[[0, 1]])
+    assert inp.units == ((0, 1),)
+    with pytest.raises(InputError, match="sequences of word indices"):
+        OrderingInput(("a", "b"), (None, None), (1, None), units=[3])
+
+
 def test_jsonl_units_are_read_and_checked(tmp_path, capsys):
     record = {"words": ["car", "the", "red"], "heads": [None, 1, 1], "units": [[2, 3, 1]]}
     inp = parse_jsonl_record(record, "x")

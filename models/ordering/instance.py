@@ -42,7 +42,13 @@ class OrderingInput:
 
     def __post_init__(self) -> None:
         validate(self.words, self.pos, self.heads, self.ident)
-        validate_units(self.units, self.heads, self.ident)
+        try:  # any sequence of sequences is accepted and stored as tuples
+            units = tuple(tuple(u) for u in self.units)
+        except TypeError:
+            raise InputError(f"{'sentence ' + self.ident if self.ident else 'input'}: units must be "
+                             "sequences of word indices") from None
+        object.__setattr__(self, "units", units)
+        validate_units(units, self.heads, self.ident)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -243,7 +249,7 @@ def validate_units(units, heads, ident: str = "") -> None:
     seen: set[int] = set()
     for number, unit in enumerate(units, 1):
         name = f"{where}: unit {number}"
-        if not isinstance(unit, tuple) or len(unit) < 2:
+        if len(unit) < 2:
             raise InputError(f"{name} must list at least two words")
         for w in unit:
             if isinstance(w, bool) or not isinstance(w, int | np.integer) or not 0 <= w < n:
