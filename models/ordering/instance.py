@@ -147,8 +147,7 @@ class OrderingExample:
         inverse[perm] = np.arange(n)
         pos_given = set(rng.choice(n, size=round(pos_share * n), replace=False).tolist())
         dep_given = set(rng.choice(n, size=round(dep_share * n), replace=False).tolist())
-        for unit in units:  # every word of a unit but its head has its head inside the unit
-            dep_given |= {u for u in unit if self.heads[u] in unit}
+        dep_given |= self._inside_units(units)
         words = tuple(self.words[int(old)] for old in perm)
         pos = tuple(self.pos[int(old)] if int(old) in pos_given else None for old in perm)
         heads = tuple(
@@ -157,13 +156,17 @@ class OrderingExample:
         given_units = tuple(tuple(int(inverse[u]) for u in unit) for unit in units)
         return OrderingInput(words, pos, heads, self.ident, given_units), tuple(int(k) for k in inverse)
 
+    def _inside_units(self, units: tuple[tuple[int, ...], ...]) -> set[int]:
+        """The words of the units whose gold head is inside their unit (all but each unit's head)."""
+        return {u for unit in units for u in unit if self.heads[u] in unit}
+
     def identity_input(self, units: tuple[tuple[int, ...], ...] = ()) -> OrderingInput:
         """The bag in its original order with no constraints (for training, where the order is gold).
 
         ``units`` (word indices, in order) are given as ordered units with their internal heads, as in
         :meth:`as_input`.
         """
-        inside = {u for unit in units for u in unit if self.heads[u] in unit}
+        inside = self._inside_units(units)
         heads = tuple(h if m in inside else None for m, h in enumerate(self.heads))
         return OrderingInput(self.words, (None,) * len(self.words), heads, self.ident, units)
 
