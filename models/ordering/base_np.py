@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample
+from dualdecomp.models.ordering.instance import ROOT, OrderingExample, unit_is_projective
 
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "CD", "$"})
 """XPOS tags of the words that may head a base NP."""
@@ -109,5 +109,4 @@ def _is_unit(example: OrderingExample, children: list[list[int]], members: set[i
         return False
     if any(d not in members for u in members if u != head for d in children[u]):
         return False
-    arcs = [(min(u, example.heads[u]), max(u, example.heads[u])) for u in members if u != head]
-    return not any(a < c < b < d for a, b in arcs for c, d in arcs)
+    return unit_is_projective(tuple(sorted(members)), example.heads, head)

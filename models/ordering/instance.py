@@ -228,6 +228,15 @@ def unit_head(unit: tuple[int, ...], heads) -> int:
     return next((w for w in unit if heads[w] is None or heads[w] not in members), unit[0])
 
 
+def unit_is_projective(unit: tuple[int, ...], heads, top: int) -> bool:
+    """Whether a unit's arcs (every word but ``top`` to its head) in the unit's order cross no other arc
+    of the unit and do not pass over ``top``."""
+    place = {w: k for k, w in enumerate(unit)}
+    arcs = [tuple(sorted((place[w], place[heads[w]]))) for w in unit if w != top]
+    at = place[top]
+    return not any(a < c < b < d for a, b in arcs for c, d in arcs) and not any(a < at < b for a, b in arcs)
+
+
 def validate_units(units, heads, ident: str = "") -> None:
     """Check ordered units (``OrderingInput.units``); raise ``InputError`` with one clear line if invalid.
 
@@ -265,10 +274,7 @@ def validate_units(units, heads, ident: str = "") -> None:
         if len(tops) != 1:
             raise InputError(f"{name} must be one subtree: every word but one needs its head given inside "
                              f"the unit ({len(tops)} words have none there)")
-        place = {w: k for k, w in enumerate(unit)}
-        arcs = [tuple(sorted((place[w], place[heads[w]]))) for w in unit if w != tops[0]]
-        top = place[tops[0]]
-        if any(a < c < b < d for a, b in arcs for c, d in arcs) or any(a < top < b for a, b in arcs):
+        if not unit_is_projective(unit, heads, tops[0]):
             raise InputError(f"{name}: its order crosses its own arcs (it cannot be a projective phrase)")
         for k, h in enumerate(heads):
             if h is not None and h in members and h != tops[0] and k not in members:
