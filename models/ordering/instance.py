@@ -222,10 +222,15 @@ def validate(words, pos, heads, ident: str = "") -> None:
             k = heads[k]
 
 
-def unit_head(unit: tuple[int, ...], heads) -> int:
-    """The first word of a unit whose head is not given inside it (the unit's head when valid)."""
+def unit_tops(unit: tuple[int, ...], heads) -> list[int]:
+    """The words of a unit whose head is not given inside it (exactly one, its head, in a valid unit)."""
     members = set(unit)
-    return next((w for w in unit if heads[w] is None or heads[w] not in members), unit[0])
+    return [w for w in unit if heads[w] is None or heads[w] not in members]
+
+
+def unit_head(unit: tuple[int, ...], heads) -> int:
+    """The head of a (valid) unit."""
+    return unit_tops(unit, heads)[0]
 
 
 def unit_is_projective(unit: tuple[int, ...], heads, top: int) -> bool:
@@ -270,7 +275,7 @@ def validate_units(units, heads, ident: str = "") -> None:
                 raise InputError(f"{name}: word {w + 1} is in two units (or twice in one)")
             seen.add(w)
         members = set(unit)
-        tops = [w for w in unit if heads[w] is None or heads[w] not in members]
+        tops = unit_tops(unit, heads)
         if len(tops) != 1:
             raise InputError(f"{name} must be one subtree: every word but one needs its head given inside "
                              f"the unit ({len(tops)} words have none there)")
