@@ -173,6 +173,8 @@ def main() -> None:
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
+    if model.units_lm is not None:
+        base["units_lm_weight"] = model.units_lm.weight
     if model.linearizer is not None:
         base["linearizer_lm_weight"] = model.linearizer.lm.weight if model.linearizer.lm is not None else 0.0
         base["linearizer_states"] = args.linearizer_states
@@ -181,7 +183,7 @@ def main() -> None:
     if "conditions" in args.what:
         examples = dev[:args.sentences]
         for condition in args.conditions:
-            scores, _ = evaluate(examples, lambda inp: best_first(model, inp, search), condition, args.seed)
+            scores, _ = evaluate(examples, lambda inp: decode(model, inp, search), condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
 

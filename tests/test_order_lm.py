@@ -12,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
-from dualdecomp.core.errors import InputError
+from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.ordering.exact import exact_linearisation
+from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.lm_feature import OrderingLM, with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
@@ -84,7 +86,7 @@ def test_select_lm_stores_the_best_weight_and_decoding_uses_it(tmp_path, capsys)
     grid, chosen = lines[:-1], lines[-1]
     assert [g["lm_weight"] for g in grid] == [0.0, 0.5, 2.0]
     best = max(grid, key=lambda g: (g["mean"], -g["lm_weight"]))
-    assert chosen == {"selected_lm_weight": best["lm_weight"], "written": True}
+    assert chosen == {"selected_lm_weight": best["lm_weight"], "units": False, "written": True}
     stored = load_model(model_dir)
     assert stored.meta["decode"]["lm_weight"] == best["lm_weight"]
     assert len(stored.meta["decode"]["selection"]["grid"]) == 3
@@ -97,4 +99,66 @@ def test_select_lm_refuses_bad_options(capsys):
     base = ["order", "select-lm", "--model", "data/word_order_model", "--dev", str(FIXTURES / "tiny.conllu")]
     assert main([*base, "--weights", "-1"]) == 2
     assert main([*base, "--write", "--lm", str(LM_PATH)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_reweighted_lm_shares_the_cache_and_scales_every_term():
+    base = OrderingLM(LM, 1.0)
+    words = ("the", "dog", "barked", "loudly")
+    other = base.with_weight(2.5)
+    assert (base.weight, other.weight) == (1.0, 2.5) and other._cache is base._cache
+    joined = base.join(words, (1, 0), (2, 3), True)
+    assert other.join(words, (1, 0), (2, 3), True) == pytest.approx(2.5 * joined, abs=1e-12)
+    assert other.leaf(words[:1], 0, True) == pytest.approx(2.5 * base.leaf(words[:1], 0, True), abs=1e-12)
+    for bad in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(InputError, match="LM weight"):
+            base.with_weight(bad)
+
+
+def test_inputs_with_units_decode_with_the_weight_stored_for_them(tmp_path):
+    words = ("the", "dog", "barked", "at", "a", "cat", ".")
+    heads = (1, None, None, None, 5, None, None)  # the units "the dog" and "a cat" with their heads
+    with_units = OrderingInput(words, (None,) * 7, heads, units=((0, 1), (4, 5)))
+    plain = OrderingInput(words, (None,) * 7, heads)
+    model_dir = tmp_path / "model"
+    random_model(11).save(model_dir, {"decode": {"lm_weight": 0.5, "units": {"lm_weight": 2.0}}})
+    decoding = with_decoding_lm(load_model(model_dir))
+    assert decoding.lm.weight == 0.5 and decoding.units_lm.weight == 2.0
+    assert decoding.for_input(with_units).lm is decoding.units_lm and decoding.for_input(plain) is decoding
+    search, exact = SearchConfig(chart_size=16, timeout=None, max_expansions=300), ExactConfig(beam=8)
+    for inp, weight in ((with_units, 2.0), (plain, 0.5)):
+        got = decode(decoding, inp, search, exact)
+        expected = decode(with_decoding_lm(load_model(model_dir), weight=weight), inp, search, exact)
+        assert got.words == expected.words and got.score == pytest.approx(expected.score, abs=1e-9)
+    other = decode(with_decoding_lm(load_model(model_dir), weight=0.5), with_units, search, exact)
+    assert other.score != pytest.approx(decode(decoding, with_units, search, exact).score, abs=1e-9)
+    assert with_decoding_lm(load_model(model_dir), weight=1.0).units_lm is None  # a given weight: every input
+    full = OrderingInput(("dog", "barked"), (None, None), (1, ROOT))
+    assert decoding.for_input(full) is decoding
+    random_model(11).save(tmp_path / "bad", {"decode": {"lm_weight": 1.0, "units": {"lm_weight": 0}}})
+    with pytest.raises(ModelError, match="units"):
+        with_decoding_lm(load_model(tmp_path / "bad"))
+
+
+def test_select_lm_for_units_stores_its_own_weight_and_keeps_the_other(tmp_path, capsys):
+    model_dir = tmp_path / "model"
+    random_model(5).save(model_dir)
+    base = ["order", "select-lm", "--model", str(model_dir), "--dev", str(FIXTURES / "tiny.conllu"),
+            "--start", "0", "--sentences", "2", "--max-expansions", "200", "--write"]
+    assert main([*base, "--weights", "0.5", "1"]) == 0
+    plain_weight = load_model(model_dir).meta["decode"]["lm_weight"]
+    capsys.readouterr()
+    assert main([*base, "--weights", "1", "4", "--units"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    grid, chosen = lines[:-1], lines[-1]
+    assert [g["lm_weight"] for g in grid] == [1.0, 4.0] and all(list(g["bleu"]) == ["bnp"] for g in grid)
+    best = max(grid, key=lambda g: (g["mean"], -g["lm_weight"]))
+    assert chosen == {"selected_lm_weight": best["lm_weight"], "units": True, "written": True}
+    stored = load_model(model_dir).meta["decode"]
+    assert stored["lm_weight"] == plain_weight and stored["units"]["lm_weight"] == best["lm_weight"]
+    assert "bnp" in stored["units"]["selection"]["rule"]
+    assert main([*base, "--weights", "2"]) == 0  # choosing the other weight again keeps this one
+    stored = load_model(model_dir).meta["decode"]
+    assert stored["lm_weight"] == 2.0 and stored["units"]["lm_weight"] == best["lm_weight"]
+    assert main([*base, "--weights", "0", "1", "--units"]) == 2
     assert "Traceback" not in capsys.readouterr().err

@@ -28,7 +28,8 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
     ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
     place of the tree beam DP. Inputs with ordered units (``OrderingInput.units``) never go to the
-    linearizer (it has no unit constraint): the paper's model's decoders order them.
+    linearizer (it has no unit constraint): the paper's model's decoders order them, with the model's
+    LM term for such inputs (``OrderingModel.for_input``).
 
     Parameters
     ----------
@@ -45,6 +46,7 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
         ``certified`` is True only when the DP finished (the output is the model's optimum).
     """
     start = time.perf_counter()
+    model = model.for_input(inp)  # the LM weight for inputs with ordered units, when the model has one
     full_tree = all(h is not None for h in inp.heads)
     linearizer = None if inp.units else model.linearizer  # it has no ordered-unit constraint
     if exact is not None and full_tree:

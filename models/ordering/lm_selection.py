@@ -6,6 +6,10 @@ limit, then the tree beam DP (``tree_beam``; full trees by the tree beam DP alon
 candidate weight; keep the weight with the highest mean sacrebleu BLEU of the two conditions (ties:
 the smaller weight). The README's dev table uses the first dev sentences, so the default slice (from
 sentence 1000) is disjoint from it.
+
+The weight for inputs with ordered units (``OrderingModel.units_lm``) is chosen by the same rule on
+the ``bnp`` condition alone (:data:`UNITS_SELECTION_CONDITIONS`: the bag with its base NPs as units),
+with positive candidates only.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import SearchConfig
 
 SELECTION_CONDITIONS = ("words", "all")
+UNITS_SELECTION_CONDITIONS = ("bnp",)
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,8 @@ class WeightScore:
 def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weights: Sequence[float],
                      lm_path: str | Path | None = None, max_expansions: int = 2000, chart_size: int = 32,
                      seed: int = 0, log: Callable[[WeightScore], None] = lambda s: None,
-                     tree_beam: int | None = 32) -> tuple[float, list[WeightScore]]:
+                     tree_beam: int | None = 32, conditions: Sequence[str] = SELECTION_CONDITIONS
+                     ) -> tuple[float, list[WeightScore]]:
     """The LM weight of the rule in the module docstring.
 
     Parameters
@@ -63,6 +69,9 @@ def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weigh
         Receives each candidate's scores.
     tree_beam : int or None
         Beam of the tree DP (None: best-first search alone, the paper's method).
+    conditions : sequence of str
+        The input conditions whose mean BLEU decides (:data:`SELECTION_CONDITIONS`, or
+        :data:`UNITS_SELECTION_CONDITIONS` for the weight of inputs with units).
 
     Returns
     -------
@@ -72,13 +81,15 @@ def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weigh
         raise InputError("give at least one candidate LM weight")
     if not dev:
         raise InputError("no dev sentences to select the LM weight on")
+    if not conditions:
+        raise InputError("give at least one input condition to select the LM weight on")
     search = SearchConfig(chart_size=chart_size, timeout=None, max_expansions=max_expansions)
     exact = ExactConfig(max_states=None, beam=tree_beam)
     scores = []
     for weight in sorted(weights):
         decoder = with_decoding_lm(model, lm_path, weight)
         bleu = {c: evaluate(list(dev), lambda inp, m=decoder: decode(m, inp, search, exact), c, seed)[0].bleu
-                for c in SELECTION_CONDITIONS}
+                for c in conditions}
         scores.append(WeightScore(weight, bleu))
         log(scores[-1])
     best = max(scores, key=lambda s: (s.mean, -s.weight))

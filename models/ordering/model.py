@@ -43,6 +43,10 @@ class OrderingModel:
     lm : OrderingLM or None
         A language model added to every edge's score at decoding time (:meth:`with_lm`); the trainer
         refuses a model that has one.
+    units_lm : OrderingLM or None
+        The LM term in place of ``lm`` for inputs with ordered units (``OrderingInput.units``), whose
+        weight was chosen on dev with base NPs as units (``meta["decode"]["units"]``; :meth:`for_input`);
+        None: ``lm`` for every input.
     linearizer : Linearizer or None
         The head-domain linearizer saved beside the model (``linearizer.json``), if any: the default
         decoder of full trees, and on request the second stage (``dualdecomp.models.ordering.linearizer``).
@@ -55,6 +59,7 @@ class OrderingModel:
     hash_bits: int
     meta: dict = field(default_factory=dict)
     lm: OrderingLM | None = field(default=None, compare=False, repr=False)
+    units_lm: OrderingLM | None = field(default=None, compare=False, repr=False)
     linearizer: Linearizer | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -77,6 +82,10 @@ class OrderingModel:
     def with_lm(self, lm: OrderingLM | None) -> OrderingModel:
         """The same weights with ``lm`` added to every edge's score (None: without an LM)."""
         return replace(self, lm=lm)
+
+    def for_input(self, inp: OrderingInput) -> OrderingModel:
+        """The model that decodes ``inp``: with ``units_lm`` as its LM term when ``inp`` has ordered units."""
+        return replace(self, lm=self.units_lm) if inp.units and self.units_lm is not None else self
 
     def context(self, inp: OrderingInput) -> Context:
         """The feature/constraint context of an input."""

@@ -17,7 +17,8 @@ Zhang & Clark 2015, an APPROXIMATE decoder with a timeout). Input: --input FILE 
 ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words": [...], "pos": [...],
 "heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
 The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
-the weight stored in the model by `order select-lm`, chosen on dev).
+the weight stored in the model by `order select-lm`, chosen on dev; inputs with ordered units have a
+weight of their own, `order select-lm --units`).
 Inputs with a complete tree are ordered by the model's head-domain linearizer (beyond the paper: each
 head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
 with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --linearizer-states N an exact DP
@@ -120,6 +121,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     select.add_argument("--tree-beam", type=int, default=32, metavar="K",
                         help="beam of the tree DP of the decoder (default %(default)s, the K the selection "
                              "rule was fixed with; decoding defaults to 64; 0 = best-first alone)")
+    select.add_argument("--units", action="store_true",
+                        help="choose the weight for inputs with ordered units, on the bnp condition "
+                             "(base NPs as units; positive weights only), stored beside the other")
     select.add_argument("--write", action="store_true", help="store the chosen weight in model.json")
     select.set_defaults(func=run)
 
@@ -149,8 +153,9 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="KenLM model (order 2 or 3) added to the ordering score (default: the embedded "
                              "compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, metavar="W",
-                        help="weight of the LM term; 0 = no LM (default: the weight the model stores, "
-                             "selected on dev)")
+                        help="weight of the LM term for every input; 0 = no LM (default: the weights the "
+                             "model stores, selected on dev: one for inputs with ordered units, one for "
+                             "the others)")
     parser.add_argument("--exact", action="store_true",
                         help="decode full-tree inputs with the paper model's exact DP first (certified)")
     parser.add_argument("--exact-states", type=int, default=100_000,
@@ -293,7 +298,11 @@ def _train(args: argparse.Namespace) -> int:
 
 def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.models.ordering.lm_selection import SELECTION_CONDITIONS, select_lm_weight
+    from dualdecomp.models.ordering.lm_selection import (
+        SELECTION_CONDITIONS,
+        UNITS_SELECTION_CONDITIONS,
+        select_lm_weight,
+    )
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.reading import read_conllu_examples
 
@@ -301,8 +310,11 @@ def _select_lm(args: argparse.Namespace) -> int:
         raise InputError("--start and --tree-beam must be >= 0, --sentences and --max-expansions >= 1")
     if any(not 0 <= w < float("inf") for w in args.weights):
         raise InputError("--weights must be non-negative numbers")
+    if args.units and min(args.weights) <= 0:
+        raise InputError("--units takes positive --weights (--lm-weight 0 decodes any input without the LM)")
     if args.write and args.lm is not None:
         raise InputError("--write stores a weight for the embedded LM only: leave out --lm")
+    conditions = UNITS_SELECTION_CONDITIONS if args.units else SELECTION_CONDITIONS
     model = load_model(args.model)
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
 
@@ -310,17 +322,21 @@ def _select_lm(args: argparse.Namespace) -> int:
         print(json.dumps({"lm_weight": s.weight, "bleu": s.bleu, "mean": round(s.mean, 4)}), flush=True)
 
     weight, scores = select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions, log=log,
-                                      tree_beam=args.tree_beam or None)
-    decode_meta = {"lm": "default compression trigram (data/default_model/lm.binary)", "lm_weight": weight,
-                   "selection": {"rule": "highest mean BLEU of the conditions " + " and ".join(
-                       SELECTION_CONDITIONS) + ", best-first search with an expansion limit, then the "
-                       "tree beam DP; ties: the smaller weight", "dev_file": Path(args.dev).name,
-                       "start": args.start, "sentences": len(dev), "max_expansions": args.max_expansions,
-                       "tree_beam": args.tree_beam,
-                       "grid": [{"lm_weight": s.weight, "bleu": s.bleu} for s in scores]}}
+                                      tree_beam=args.tree_beam or None, conditions=conditions)
+    selection = {"rule": "highest mean BLEU of the conditions " + " and ".join(conditions) + ", best-first "
+                 "search with an expansion limit, then the tree beam DP; ties: the smaller weight",
+                 "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
+                 "max_expansions": args.max_expansions, "tree_beam": args.tree_beam,
+                 "grid": [{"lm_weight": s.weight, "bleu": s.bleu} for s in scores]}
+    decode_meta = dict(model.meta.get("decode", {}))
+    if args.units:
+        decode_meta["units"] = {"lm_weight": weight, "selection": selection}
+    else:  # the weight for inputs with units, if one is stored, stays
+        decode_meta.update({"lm": "default compression trigram (data/default_model/lm.binary)",
+                            "lm_weight": weight, "selection": selection})
     if args.write:
         model.save(args.model, {"decode": decode_meta})
-    print(json.dumps({"selected_lm_weight": weight, "written": bool(args.write)}))
+    print(json.dumps({"selected_lm_weight": weight, "units": bool(args.units), "written": bool(args.write)}))
     return 0
 
 
