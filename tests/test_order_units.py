@@ -13,17 +13,21 @@ from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.locations import default_model_dir
+from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.evaluation import condition_input
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import new_model
 from dualdecomp.models.ordering.reading import parse_jsonl_record, read_conllu_examples
 from dualdecomp.models.ordering.refine import completed_input, refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from tests.ordering_oracles import all_trees, exhaustive_goals, goal_key, linearisations, random_model
+from tests.test_order_linearizer import projective_orders, random_linearizer
 from tests.test_order_search import WORDS, _check_constraints
 
 
@@ -216,6 +220,9 @@ def test_bnp_condition_is_the_words_bag_with_units(tmp_path):
     assert inp == bnp and _keeps_units(bnp, order)
     given = {k for k, h in enumerate(bnp.heads) if h is not None}
     assert given == {w for u in bnp.units for w in u} - set(bnp.unit_heads())
+    full = condition_input(example, "allbnp", 5)  # the "all" input with the same units
+    assert full.units == bnp.units and full == dataclasses.replace(condition_input(example, "all", 5),
+                                                                 units=bnp.units)
 
 
 def test_a_fragment_hung_on_a_unit_word_is_reattached():
@@ -229,22 +236,55 @@ def test_a_fragment_hung_on_a_unit_word_is_reattached():
     assert result.complete and _keeps_units(inp, result.order, result.heads)
 
 
-def test_inputs_with_units_never_go_to_the_linearizer():
-    """The head-domain linearizer has no unit constraint: the paper's model's decoders order such inputs."""
+@pytest.fixture(scope="module")
+def default_lm():
+    return load_lm(default_model_dir() / "lm.binary")
 
-    class Refuses:
-        def linearise(self, *args, **kwargs):
-            raise AssertionError("the linearizer was asked to order an input with units")
 
-    model = dataclasses.replace(random_model(4), linearizer=Refuses())
-    full = OrderingInput(("the", "big", "car", "sat"), (None,) * 4, (2, 2, 3, ROOT), units=((0, 1, 2),))
-    bag = OrderingInput(full.words, full.pos, (2, 2, None, None), units=full.units)
-    for inp, config in ((full, ExactConfig(max_states=1, beam=4, linearizer=True)),
-                        (bag, ExactConfig(max_states=None, beam=4, second_stage="linearizer"))):
-        result = decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=50), config)
-        assert result.complete and _keeps_units(inp, result.order, result.heads)
-    with pytest.raises(AssertionError, match="linearizer"):  # the same inputs without units do go there
-        decode(model, _unit_free(full), None, ExactConfig(max_states=1, beam=4, linearizer=True))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=6, full_tree=True), seed=st.integers(0, 10_000))
+def test_the_linearizer_with_units_certifies_the_best_order_that_keeps_them(inp, seed):
+    lin = random_linearizer(seed)
+    found = lin.linearise(inp.words, inp.pos, inp.heads, units=inp.units)
+    scores = {order: lin.order_score(inp.words, inp.pos, inp.heads, order)
+              for order in projective_orders(inp.heads) if _keeps_units(inp, order)}
+    assert found.certified and found.order in scores
+    assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
+    assert found.score == pytest.approx(scores[found.order], abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=6, full_tree=True), seed=st.integers(0, 10_000), weight=st.floats(0.1, 5.0))
+def test_the_linearizer_with_its_lm_and_units_equals_filtered_brute_force(inp, seed, weight, default_lm):
+    lm = OrderingLM(default_lm, weight)
+    lin = dataclasses.replace(random_linearizer(seed), lm_states=1_000_000).with_lm(lm)
+    words = inp.words
+
+    def total(order):  # domain features + weight * (KenLM sentence log10 - each word read alone)
+        return (lin.order_score(words, inp.pos, inp.heads, order) + lm.phrase(words, order, sentence=True)
+                - sum(lm.phrase(words, (w,)) for w in range(len(words))))
+
+    scores = {order: total(order) for order in projective_orders(inp.heads) if _keeps_units(inp, order)}
+    found = lin.linearise(words, inp.pos, inp.heads, units=inp.units)
+    assert found.certified and found.order in scores
+    assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
+    beam = dataclasses.replace(lin, lm_states=0).linearise(words, inp.pos, inp.heads, units=inp.units)
+    assert beam.order in scores and not beam.certified
+    assert beam.score == pytest.approx(scores[beam.order], abs=1e-9) and beam.score <= found.score + 1e-9
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=unit_inputs(max_n=7), seed=st.integers(0, 10_000), pops=st.integers(1, 100))
+def test_the_linearizer_as_decoder_and_second_stage_keeps_the_units(inp, seed, pops, default_lm):
+    model = dataclasses.replace(random_model(seed), linearizer=random_linearizer(seed))
+    search = SearchConfig(chart_size=4, timeout=None, max_expansions=pops)
+    full_tree = all(h is not None for h in inp.heads)
+    config = ExactConfig(max_states=None, beam=4, linearizer=full_tree, second_stage="linearizer")
+    for lin in (model.linearizer, model.linearizer.with_lm(OrderingLM(default_lm, 2.0))):
+        result = decode(dataclasses.replace(model, linearizer=lin), inp, search, config)
+        assert result.complete and "linearizer" in result.method
+        _check_constraints(inp, result)
+        assert _keeps_units(inp, result.order, result.heads)
 
 
 def test_training_with_base_nps_as_units_learns_the_orders():

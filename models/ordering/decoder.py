@@ -27,9 +27,8 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     When the model has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
     ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
     ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
-    place of the tree beam DP. Inputs with ordered units (``OrderingInput.units``) never go to the
-    linearizer (it has no unit constraint): the paper's model's decoders order them, with the model's
-    LM term for such inputs (``OrderingModel.for_input``).
+    place of the tree beam DP. Every decoder keeps the ordered units (``OrderingInput.units``); the
+    paper's model's decoders use the model's LM term for inputs with units (``OrderingModel.for_input``).
 
     Parameters
     ----------
@@ -48,21 +47,20 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     start = time.perf_counter()
     model = model.for_input(inp)  # the LM weight for inputs with ordered units, when the model has one
     full_tree = all(h is not None for h in inp.heads)
-    linearizer = None if inp.units else model.linearizer  # it has no ordered-unit constraint
     if exact is not None and full_tree:
         if exact.max_states is not None:
             found = exact_linearisation(model, inp, exact.max_states)
             if found.certified and found.best is not None:
                 return _dp_result(model, inp, found, start)
-        if exact.linearizer and linearizer is not None:
-            return linearise_tree(linearizer, inp)
+        if exact.linearizer and model.linearizer is not None:
+            return linearise_tree(model.linearizer, inp)
         if exact.beam is not None:
             found = exact_linearisation(model, inp, beam=exact.beam)
             if found.best is not None:
                 return _dp_result(model, inp, found, start)
     first = best_first(model, inp, search or SearchConfig())
-    if exact is not None and exact.second_stage == "linearizer" and linearizer is not None:
-        return relinearise(model, linearizer, inp, first)
+    if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
+        return relinearise(model, model.linearizer, inp, first)
     if exact is not None and exact.beam is not None:
         return refine(model, inp, first, exact.beam)
     return first

@@ -32,7 +32,12 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
-from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables, sentence_domains
+from dualdecomp.models.ordering.linearizer_features import (
+    Domain,
+    constrained_tables,
+    domain_tables,
+    sentence_domains,
+)
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.solvers.ordering.domain_order import (
     EXACT_LIMIT,
@@ -130,8 +135,8 @@ class Linearizer:
         """The head domains of a complete tree with this model's hashing (bottom-up)."""
         return sentence_domains(words, tags, heads, self.mask)
 
-    def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT) -> Linearised:
-        """The best projective linearisation of a complete tree.
+    def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT, units=()) -> Linearised:
+        """The best projective linearisation of a complete tree (that keeps the ordered units).
 
         Parameters
         ----------
@@ -142,6 +147,10 @@ class Linearizer:
             Every head given (0-based, ``ROOT`` for the root); a tree.
         exact_limit : int
             Larger domains are ordered by beam search (the output is then not certified).
+        units : sequence of sequence of int
+            Ordered units (``OrderingInput.units``, valid for ``heads``): each comes out contiguous and
+            in its order; every decoder here maximises over the linearisations that keep them
+            (``linearizer_features.constrained_tables``).
 
         Returns
         -------
@@ -160,30 +169,31 @@ class Linearizer:
         domains = self.domains(words, tags, heads)
         root = next(k for k, h in enumerate(heads) if h == ROOT)
         if self.lm is None:
-            return self._exact(words, tags, domains, root, exact_limit)
+            return self._exact(words, tags, domains, root, exact_limit, units)
         if self.lm_states:
-            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states)
+            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states, units=units)
             if found.certified and found.best is not None:
                 return Linearised(found.best.words, tags, found.score, True, EXACT_LM_METHOD)
-        return self._with_lm(words, tags, domains, root)
+        return self._with_lm(words, tags, domains, root, units)
 
-    def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int) -> Linearised:
+    def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int, units) -> Linearised:
         orders: dict[int, list[int]] = {}
         total, exact = 0.0, True
         for domain in domains:
-            found = best_domain_order(*domain_tables(self.weights, domain), domain.head_index, exact_limit)
+            found = best_domain_order(*constrained_tables(self.weights, domain, units), domain.head_index,
+                                      exact_limit)
             orders[domain.head] = [domain.elements[k] for k in found.order]
             total += found.score
             exact &= found.exact
         order = _expand(orders, root)
         return Linearised(order, tags, total, exact, EXACT_METHOD if exact else APPROXIMATE_METHOD)
 
-    def _with_lm(self, words, tags, domains: list[Domain], root: int) -> Linearised:
+    def _with_lm(self, words, tags, domains: list[Domain], root: int, units) -> Linearised:
         lm = self.lm
         strings: dict[int, tuple[int, ...]] = {}
         total = 0.0
         for domain in domains:
-            side, pair, start, end = domain_tables(self.weights, domain)
+            side, pair, start, end = constrained_tables(self.weights, domain, units)
             parts = [(x,) if x == domain.head else strings.pop(x, (x,)) for x in domain.elements]
             alone = [lm.phrase(words, p) for p in parts]
             sentence = domain.head == root

@@ -39,7 +39,7 @@ def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised
 def linearise_tree(linearizer: Linearizer, inp: OrderingInput) -> OrderingResult:
     """Order a full-tree input with the linearizer (certified when exact, see ``Linearised``)."""
     start = time.perf_counter()
-    found = linearizer.linearise(inp.words, inp.pos, inp.heads)
+    found = linearizer.linearise(inp.words, inp.pos, inp.heads, units=inp.units)
     return linearised_result(inp, inp, found, time.perf_counter() - start)
 
 
@@ -64,6 +64,6 @@ def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput
     """
     start = time.perf_counter()
     tree = completed_input(model, inp, first)
-    found = linearizer.linearise(tree.words, tree.pos, tree.heads)
+    found = linearizer.linearise(tree.words, tree.pos, tree.heads, units=tree.units)
     return linearised_result(inp, tree, found, first.seconds + time.perf_counter() - start,
                              first.expansions, REFINED_METHOD)

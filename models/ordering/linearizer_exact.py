@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from dualdecomp.models.ordering.instance import ROOT
-from dualdecomp.models.ordering.linearizer_features import Domain, domain_tables
+from dualdecomp.models.ordering.linearizer_features import Domain, constrained_tables
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
@@ -57,7 +59,7 @@ class Partial:
 
 
 def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
-                  max_states: int, merge_contexts: bool = True) -> Linearisation[Partial]:
+                  max_states: int, merge_contexts: bool = True, units=()) -> Linearisation[Partial]:
     """The linearizer's best linearisation of a complete tree with its LM term, exactly (or uncertified).
 
     Parameters
@@ -76,6 +78,8 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
     merge_contexts : bool
         Merge the partial subtrees whose ends the LM cannot tell apart (above); False: the signature keeps
         the input indices of the first and last two words (the same optimum, more states).
+    units : sequence of sequence of int
+        Ordered units: only linearisations that keep them (``linearizer_features.constrained_tables``).
 
     Returns
     -------
@@ -91,8 +95,8 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
             root = d
         else:
             children[h].append(d)
-    tables = {d.head: (domain_tables(weights, d), {e: k for k, e in enumerate(d.elements)}, d.head_index)
-              for d in domains}
+    tables = {d.head: (constrained_tables(weights, d, units), {e: k for k, e in enumerate(d.elements)},
+                       d.head_index) for d in domains}
 
     def leaf(h: int) -> list[Partial]:
         index = tables[h][2] if h in tables else 0
@@ -104,9 +108,13 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         (side, pair, _, _), element, _ = tables[head.head]
         e = element[dep.head]
         if right:
+            if pair[head.right, e] == -np.inf:  # it would break an ordered unit
+                return None
             gain = pair[head.right, e] + side[e, 1] + lm.join(words, head.words, dep.words, False)
             return Partial(head.head, head.words + dep.words, head.left, e, False,
                            head.score + dep.score + float(gain))
+        if pair[e, head.left] == -np.inf:
+            return None
         gain = pair[e, head.left] + side[e, 0] + lm.join(words, dep.words, head.words, False)
         return Partial(head.head, dep.words + head.words, e, head.right, True,
                        head.score + dep.score + float(gain))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -162,6 +163,41 @@ def domain_tables(weights: np.ndarray, domain: Domain
     scores = np.bincount(domain.cell, weights=weights[domain.index], minlength=cell_count(n))
     return (scores[:2 * n].reshape(n, 2), scores[2 * n:2 * n + n * n].reshape(n, n),
             scores[2 * n + n * n:3 * n + n * n], scores[3 * n + n * n:])
+
+
+def unit_chain(domain: Domain, units: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The domain's elements inside the ordered unit that holds its head, in the unit's order.
+
+    They must come out adjacent and in that order (each dependent stands for its subtree, which lies
+    inside the unit: only a unit's head takes dependents from outside it); empty when the head is in no
+    unit. Together the chains of a unit's words keep it contiguous and in order.
+    """
+    for unit in units:
+        if domain.head in unit:
+            place = {w: k for k, w in enumerate(unit)}
+            inside = [e for e, w in enumerate(domain.elements) if w in place]
+            return tuple(sorted(inside, key=lambda e: place[domain.elements[e]]))
+    return ()
+
+
+def constrained_tables(weights: np.ndarray, domain: Domain, units: Sequence[Sequence[int]] = ()
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`domain_tables` with every order that breaks an ordered unit scored ``-inf``.
+
+    Along the unit's chain (:func:`unit_chain`) an element may be followed only by the next one, and
+    the next one only preceded by it; only the chain's first element may start the domain and only its
+    last may end it. The best order under these tables is the best order that keeps the units.
+    """
+    side, pair, start, end = domain_tables(weights, domain)
+    chain = unit_chain(domain, units)
+    for a, b in pairwise(chain):
+        keep = pair[a, b]
+        pair[a, :] = -np.inf
+        pair[:, b] = -np.inf
+        pair[a, b] = keep
+        start[b] = -np.inf
+        end[a] = -np.inf
+    return side, pair, start, end
 
 
 def order_cells(domain: Domain, order: Sequence[int]) -> list[int]:
