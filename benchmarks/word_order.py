@@ -151,6 +151,9 @@ def main() -> None:
                         default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
+    parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
+                        help="the tree beam DP's bound per sentence on its worst case of attachments "
+                             "(ExactConfig.beam_attachments; default: none)")
     parser.add_argument("--seed", type=int, default=0,
                         help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
     parser.add_argument("--outputs", default=None,
@@ -175,6 +178,8 @@ def main() -> None:
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
     if model.units_lm is not None:
         base["units_lm_weight"] = model.units_lm.weight
+    if args.tree_beam_attachments is not None:
+        base["tree_beam_attachments"] = args.tree_beam_attachments
     if model.linearizer is not None:
         base["linearizer_lm_weight"] = model.linearizer.lm.weight if model.linearizer.lm is not None else 0.0
         base["linearizer_states"] = args.linearizer_states
@@ -189,7 +194,9 @@ def main() -> None:
 
     decoders = []  # (label in the output lines, decoder settings)
     if "tree-beam" in args.what:
-        decoders += [(beam, ExactConfig(max_states=None, beam=beam)) for beam in args.tree_beam]
+        bound = args.tree_beam_attachments
+        decoders += [(beam, ExactConfig(max_states=None, beam=beam, beam_attachments=bound))
+                     for beam in args.tree_beam]
     if "linearizer" in args.what:
         if model.linearizer is None:
             raise SystemExit(f"{args.model} has no head-domain linearizer (order train-linearizer)")

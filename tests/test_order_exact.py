@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.ordering.decoder import decode
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.edge import can_attach
+from dualdecomp.models.ordering.exact import (
+    ExactConfig,
+    budgeted_beam,
+    exact_linearisation,
+    signature,
+    worst_case_attachments,
+)
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.search import SearchConfig
 from dualdecomp.solvers.ordering.linearise import best_linearisation
@@ -126,3 +133,55 @@ def test_tree_beam_prunes_and_says_so():
     assert found.best.scaled <= exact.best.scaled + 1e-9
     with pytest.raises(ValueError):
         exact_linearisation(model, inp, beam=0)
+
+
+def _attachments_tried(model, inp: OrderingInput, beam: int) -> int:
+    """How many attachments the tree beam DP tries (calls of its ``attach``) on a full-tree input."""
+    ctx = model.context(inp)
+    leaves = model.leaves(ctx)
+    tried = 0
+
+    def attach(head, dep, right):
+        nonlocal tried
+        tried += 1
+        if not can_attach(ctx, head, dep, right):
+            return None
+        return model.attach(ctx, head, dep, right, with_phi=False)
+
+    best_linearisation(inp.given_children(), inp.given_root(), lambda h: [e for e in leaves if e.head == h],
+                       attach, lambda e: e.score, signature, beam=beam)
+    return tried
+
+
+@settings(max_examples=40, deadline=None)
+@given(inp=trees(max_n=7), seed=st.integers(0, 10_000), beam=st.integers(1, 6))
+def test_the_worst_case_of_attachments_bounds_what_the_tree_beam_dp_tries(inp, seed, beam):
+    tried = _attachments_tried(random_model(seed), inp, beam)
+    assert tried <= worst_case_attachments(inp.given_children(), beam)
+
+
+def test_the_worst_case_of_attachments_is_reached_by_a_star_of_unknown_words():
+    """Words outside the tag dictionary take every open tag, so every beam is full: the bound is tight."""
+    inp = OrderingInput(("zzq", "qqa", "wwb", "eec"), (None,) * 4, (ROOT, 0, 0, 0))
+    for beam in (1, 2, 3):
+        tried = _attachments_tried(random_model(3), inp, beam)
+        assert tried == worst_case_attachments(inp.given_children(), beam)
+
+
+def test_a_budget_of_attachments_halves_the_beam_until_the_tree_fits():
+    model = random_model(2)
+    inp = OrderingInput(("sat", "cat", "mat", "rain", "."), (None,) * 5, (ROOT, 0, 0, 0, 0))
+    children = inp.given_children()  # one node with four children: 20 K² attachments at most
+    assert worst_case_attachments(children, 8) == 20 * 64
+    assert budgeted_beam(children, 64, None) == 64
+    assert budgeted_beam(children, 64, 20 * 64) == 8 and budgeted_beam(children, 64, 20 * 64 - 1) == 4
+    assert budgeted_beam(children, 64, 1) == 1
+    for bound, beam in ((None, 64), (20 * 16, 4), (1, 1)):
+        budgeted = exact_linearisation(model, inp, beam=64, beam_attachments=bound)
+        plain = exact_linearisation(model, inp, beam=beam)
+        assert budgeted.best.words == plain.best.words and budgeted.states == plain.states
+        config = ExactConfig(max_states=None, beam=64, beam_attachments=bound)
+        same = ExactConfig(max_states=None, beam=beam)
+        assert decode(model, inp, None, config).order == decode(model, inp, None, same).order
+    with pytest.raises(ValueError):
+        ExactConfig(beam=4, beam_attachments=0)

@@ -107,6 +107,7 @@ def test_projectivity():
     (["order", "--words", "a b", "--lm-weight", "nan"], "--lm-weight"),
     (["order", "--words", "a b", "--tree-beam", "-1"], "--tree-beam"),
     (["order", "--words", "a b", "--exact", "--exact-states", "0"], "--exact-states"),
+    (["order", "--words", "a b", "--tree-beam-attachments", "0"], "--tree-beam-attachments"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2

@@ -55,14 +55,14 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
         if exact.linearizer and model.linearizer is not None:
             return linearise_tree(model.linearizer, inp)
         if exact.beam is not None:
-            found = exact_linearisation(model, inp, beam=exact.beam)
+            found = exact_linearisation(model, inp, beam=exact.beam, beam_attachments=exact.beam_attachments)
             if found.best is not None:
                 return _dp_result(model, inp, found, start)
     first = best_first(model, inp, search or SearchConfig())
     if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
         return relinearise(model, model.linearizer, inp, first)
     if exact is not None and exact.beam is not None:
-        return refine(model, inp, first, exact.beam)
+        return refine(model, inp, first, exact.beam, exact.beam_attachments)
     return first
 
 

@@ -47,16 +47,40 @@ class ExactConfig:
     second_stage : str
         What orders the completed tree of a best-first output: ``"tree-beam"`` (the tree beam DP, when
         ``beam`` is set) or ``"linearizer"`` (the head-domain linearizer, when the model has one).
+    beam_attachments : int or None
+        A bound per sentence on the tree beam DP's work that does not depend on the machine: its beam is
+        halved (``beam``, ``beam // 2``, ..., 1) until the tree's worst case of attachments
+        (:func:`worst_case_attachments`) is within it. None: always ``beam``.
     """
 
     max_states: int | None = 100_000
     beam: int | None = None
     linearizer: bool = False
     second_stage: str = "tree-beam"
+    beam_attachments: int | None = None
 
     def __post_init__(self) -> None:
         if self.second_stage not in SECOND_STAGES:
             raise ValueError(f"second_stage must be one of {SECOND_STAGES}, not {self.second_stage!r}")
+        if self.beam_attachments is not None and self.beam_attachments < 1:
+            raise ValueError("beam_attachments must be positive")
+
+
+def worst_case_attachments(children, beam: int) -> int:
+    """The most attachments the tree beam DP with beam K can try on a tree: K² c (c + 1) summed over
+    the nodes (c = a node's number of children; at step s each of at most K states tries each of the
+    c − s + 1 children left, each of its at most K subtrees, on both sides)."""
+    return beam * beam * sum(len(kids) * (len(kids) + 1) for kids in children)
+
+
+def budgeted_beam(children, beam: int, attachments: int | None) -> int:
+    """The largest of ``beam``, ``beam // 2``, ..., 1 whose worst case of attachments on the tree is
+    within ``attachments`` (1 when none is; ``beam`` when ``attachments`` is None)."""
+    if attachments is None:
+        return beam
+    while beam > 1 and worst_case_attachments(children, beam) > attachments:
+        beam //= 2
+    return beam
 
 
 def signature(e: Edge) -> tuple:
@@ -70,7 +94,8 @@ def signature(e: Edge) -> tuple:
 
 
 def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: int = 100_000,
-                        beam: int | None = None) -> Linearisation[Edge]:
+                        beam: int | None = None, beam_attachments: int | None = None
+                        ) -> Linearisation[Edge]:
     """The model's best projective linearisation of the input's complete tree, by exact DP.
 
     Parameters
@@ -82,6 +107,8 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
         The exact DP gives up uncertified after this many states (unused with ``beam``).
     beam : int or None
         None: exact; K: the tree beam DP (approximate; certified only when nothing was pruned).
+    beam_attachments : int or None
+        With ``beam``: the bound of :func:`budgeted_beam` on this tree's worst case of attachments.
 
     Returns
     -------
@@ -108,5 +135,7 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
             return None
         return model.attach(ctx, head, dep, right, with_phi=False)
 
+    if beam is not None:
+        beam = budgeted_beam(children, beam, beam_attachments)
     return best_linearisation(children, ROOT if root is None else root, leaf, attach, lambda e: e.score,
                               signature, max_states, beam)

@@ -85,7 +85,8 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
     return OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident, inp.units)
 
 
-def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int) -> OrderingResult:
+def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int,
+           beam_attachments: int | None = None) -> OrderingResult:
     """The second stage (module docstring): complete the output's tree and order it by the tree beam DP.
 
     Parameters
@@ -96,6 +97,8 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
         The best-first output for ``inp``.
     beam : int
         Beam of the tree DP.
+    beam_attachments : int or None
+        A bound on the tree DP's worst case of attachments (``exact.budgeted_beam``); None: none.
 
     Returns
     -------
@@ -105,7 +108,7 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
     """
     start = time.perf_counter()
     tree = completed_input(model, inp, first)
-    found = exact_linearisation(model, tree, beam=beam)
+    found = exact_linearisation(model, tree, beam=beam, beam_attachments=beam_attachments)
     if found.best is None or (first.complete and first.score >= found.best.scaled):
         return first
     return goal_result(model.context(inp), found.best, first.expansions + found.states,

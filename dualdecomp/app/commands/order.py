@@ -164,6 +164,10 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="beam of the paper model's tree DP, which completes best-first outputs (and "
                              "decodes full trees with --no-linearizer; approximate; default 64, chosen on "
                              "dev); 0 = best-first search alone")
+    parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
+                        help="bound the tree beam DP's work per sentence without a clock: its beam is "
+                             "halved until the tree's worst case of attachments (K^2 c(c+1) summed over "
+                             "the nodes with c children) is at most N (default: no bound)")
     parser.add_argument("--no-linearizer", action="store_true",
                         help="order full trees with the tree beam DP instead of the model's head-domain "
                              "linearizer")
@@ -215,6 +219,8 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--tree-beam must be 0 (off) or a positive beam")
     if args.exact_states < 1:
         raise InputError("--exact-states must be at least 1")
+    if args.tree_beam_attachments is not None and args.tree_beam_attachments < 1:
+        raise InputError("--tree-beam-attachments must be at least 1")
     if args.linearizer_states < 0:
         raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
     model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight,
@@ -223,7 +229,7 @@ def _decoder(args: argparse.Namespace):
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=tree_beam or None,
                         linearizer=not args.no_linearizer and bool(tree_beam),
-                        second_stage=args.second_stage)
+                        second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments)
     return lambda inp: decode(model, inp, search, exact)
 
 
