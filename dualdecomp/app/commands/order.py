@@ -304,11 +304,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.models.ordering.lm_selection import (
-        SELECTION_CONDITIONS,
-        UNITS_SELECTION_CONDITIONS,
-        select_lm_weight,
-    )
+    from dualdecomp.models.ordering import lm_selection
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.reading import read_conllu_examples
 
@@ -320,15 +316,16 @@ def _select_lm(args: argparse.Namespace) -> int:
         raise InputError("--units takes positive --weights (--lm-weight 0 decodes any input without the LM)")
     if args.write and args.lm is not None:
         raise InputError("--write stores a weight for the embedded LM only: leave out --lm")
-    conditions = UNITS_SELECTION_CONDITIONS if args.units else SELECTION_CONDITIONS
+    conditions = lm_selection.UNITS_SELECTION_CONDITIONS if args.units else lm_selection.SELECTION_CONDITIONS
     model = load_model(args.model)
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
 
     def log(s):
         print(json.dumps({"lm_weight": s.weight, "bleu": s.bleu, "mean": round(s.mean, 4)}), flush=True)
 
-    weight, scores = select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions, log=log,
-                                      tree_beam=args.tree_beam or None, conditions=conditions)
+    weight, scores = lm_selection.select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions,
+                                                   log=log, tree_beam=args.tree_beam or None,
+                                                   conditions=conditions)
     selection = {"rule": "highest mean BLEU of the conditions " + " and ".join(conditions) + ", best-first "
                  "search with an expansion limit, then the tree beam DP; ties: the smaller weight",
                  "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
