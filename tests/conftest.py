@@ -17,6 +17,15 @@ CORPORA = ROOT / "data" / "corpora"
 
 
 @pytest.fixture(scope="session")
+def default_lm():
+    """The embedded default model's KenLM trigram (``lm.binary``), loaded once."""
+    from dualdecomp.data.locations import default_model_dir
+    from dualdecomp.models.lm.model import load_lm
+
+    return load_lm(default_model_dir() / "lm.binary")
+
+
+@pytest.fixture(scope="session")
 def corpora() -> Path:
     return CORPORA
 

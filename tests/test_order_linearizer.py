@@ -82,6 +82,14 @@ def random_linearizer(seed: int, hash_bits: int = 12) -> Linearizer:
     return Linearizer(weights, hash_bits, best_tag, default)
 
 
+def score_with_lm(lin: Linearizer, words, pos, heads, order) -> float:
+    """The brute-force score of one order under a linearizer with its LM term: domain features + λ ×
+    (KenLM sentence log10 − each word read alone)."""
+    lm = lin.lm
+    return (lin.order_score(words, pos, heads, order) + lm.phrase(words, order, sentence=True)
+            - sum(lm.phrase(words, (w,)) for w in range(len(words))))
+
+
 @st.composite
 def trees(draw, max_n: int = 6):
     n = draw(st.integers(1, max_n))
@@ -134,11 +142,7 @@ def test_the_exact_dp_with_the_lm_equals_brute_force_and_the_beam_never_beats_it
     lm = OrderingLM(default_lm, weight)
     lin = replace(random_linearizer(seed), lm_states=1_000_000).with_lm(lm)
 
-    def total(order):  # domain features + weight * (KenLM sentence log10 - each word read alone)
-        return (lin.order_score(words, pos, heads, order) + lm.phrase(words, order, sentence=True)
-                - sum(lm.phrase(words, (w,)) for w in range(len(words))))
-
-    scores = {order: total(order) for order in projective_orders(heads)}
+    scores = {order: score_with_lm(lin, words, pos, heads, order) for order in projective_orders(heads)}
     found = lin.linearise(words, pos, heads)
     assert found.certified and found.method == EXACT_LM_METHOD
     assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
@@ -204,14 +208,6 @@ def test_the_exact_dp_with_the_lm_gives_up_to_the_beam_past_its_state_limit(defa
     found = lin.linearise(("saw", "a", "b", "c", "d"), (None,) * 5, (ROOT, 0, 0, 0, 0))
     assert not found.certified and found.method == APPROXIMATE_METHOD
     assert sorted(found.order) == list(range(5))
-
-
-@pytest.fixture(scope="module")
-def default_lm():
-    from dualdecomp.data.locations import default_model_dir
-    from dualdecomp.models.lm.model import load_lm
-
-    return load_lm(default_model_dir() / "lm.binary")
 
 
 def test_a_domain_beyond_the_exact_limit_is_not_certified():

@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
-from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.evaluation import condition_input
@@ -27,7 +25,7 @@ from dualdecomp.models.ordering.refine import completed_input, refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from tests.ordering_oracles import all_trees, exhaustive_goals, goal_key, linearisations, random_model
-from tests.test_order_linearizer import projective_orders, random_linearizer
+from tests.test_order_linearizer import projective_orders, random_linearizer, score_with_lm
 from tests.test_order_search import WORDS, _check_constraints
 
 
@@ -236,11 +234,6 @@ def test_a_fragment_hung_on_a_unit_word_is_reattached():
     assert result.complete and _keeps_units(inp, result.order, result.heads)
 
 
-@pytest.fixture(scope="module")
-def default_lm():
-    return load_lm(default_model_dir() / "lm.binary")
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inp=unit_inputs(max_n=6, full_tree=True), seed=st.integers(0, 10_000))
 def test_the_linearizer_with_units_certifies_the_best_order_that_keeps_them(inp, seed):
@@ -259,12 +252,8 @@ def test_the_linearizer_with_its_lm_and_units_equals_filtered_brute_force(inp, s
     lm = OrderingLM(default_lm, weight)
     lin = dataclasses.replace(random_linearizer(seed), lm_states=1_000_000).with_lm(lm)
     words = inp.words
-
-    def total(order):  # domain features + weight * (KenLM sentence log10 - each word read alone)
-        return (lin.order_score(words, inp.pos, inp.heads, order) + lm.phrase(words, order, sentence=True)
-                - sum(lm.phrase(words, (w,)) for w in range(len(words))))
-
-    scores = {order: total(order) for order in projective_orders(inp.heads) if _keeps_units(inp, order)}
+    scores = {order: score_with_lm(lin, words, inp.pos, inp.heads, order)
+              for order in projective_orders(inp.heads) if _keeps_units(inp, order)}
     found = lin.linearise(words, inp.pos, inp.heads, units=inp.units)
     assert found.certified and found.order in scores
     assert found.score == pytest.approx(max(scores.values()), abs=1e-9)
