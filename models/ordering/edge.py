@@ -9,11 +9,12 @@ any left dependent; every projective ordered tree still has exactly one derivati
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dualdecomp.core.hashing import atom
+from dualdecomp.models.ordering.feature_kernel import lanes
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 
 NONE_ATOM = 0
@@ -46,6 +47,9 @@ class Context:
         nearest first: it must take exactly these, in this order, before any other dependent on that side.
     closed : int
         Bit mask of the unit words other than the units' heads (they take no other dependent).
+    word_lanes, tag_lanes : numpy.ndarray
+        uint64 hash of each word atom / tag atom as a tuple hash mixes it in (the compiled features,
+        ``dualdecomp.models.ordering.feature_kernel``).
     """
 
     words: tuple[str, ...]
@@ -59,6 +63,14 @@ class Context:
     unit_right: tuple[tuple[int, ...], ...] = ()
     unit_left: tuple[tuple[int, ...], ...] = ()
     closed: int = 0
+    word_lanes: np.ndarray = field(default=None, compare=False, repr=False)
+    tag_lanes: np.ndarray = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.word_lanes is None:
+            object.__setattr__(self, "word_lanes", lanes(self.word_atoms))
+        if self.tag_lanes is None:
+            object.__setattr__(self, "tag_lanes", lanes(self.tag_atoms))
 
     @property
     def n(self) -> int:
@@ -142,13 +154,15 @@ class Edge:
         Whether the edge is a sub-structure of the gold tree (training only).
     score : float
         The unscaled score F(e) = phi . theta (kept current by the trainer).
+    packed : numpy.ndarray
+        The edge as the compiled features read it (``feature_kernel.pack_leaf`` / ``pack_join``).
     """
 
     __slots__ = ("mask", "words", "tags", "head", "head_pos", "head_tag", "left", "right", "size",
-                 "local", "phi", "kids", "gold", "score")
+                 "local", "phi", "kids", "gold", "score", "packed")
 
     def __init__(self, mask, words, tags, head, head_pos, head_tag, left, right, size, local, phi, kids,
-                 gold, score):
+                 gold, score, packed):
         self.mask = mask
         self.words = words
         self.tags = tags
@@ -163,6 +177,7 @@ class Edge:
         self.kids = kids
         self.gold = gold
         self.score = score
+        self.packed = packed
 
     @property
     def scaled(self) -> float:

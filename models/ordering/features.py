@@ -1,5 +1,9 @@
 """The feature templates of the dependency-based system (Table 2 of the paper), hashed to weight indices.
 
+This module is their readable definition; the decoders and the trainer compute the attachment features
+with the compiled ``dualdecomp.models.ordering.feature_kernel`` (``OrderingModel.attach_features``),
+which tests check against :func:`attach_features` here, index for index.
+
 Each feature is a tuple ``(template, atom, ...)`` of Python ints; its index is ``hash(tuple) & mask``.
 CPython's hash of a tuple of ints does not depend on ``PYTHONHASHSEED`` (only str/bytes hashes are
 salted), so indices are stable across processes on 64-bit CPython; atoms of strings come from BLAKE2b

@@ -15,7 +15,8 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
-from dualdecomp.models.ordering.features import attach_features, leaf_features
+from dualdecomp.models.ordering.feature_kernel import attach_indices, attach_local_score, pack_join, pack_leaf
+from dualdecomp.models.ordering.features import leaf_features
 from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
@@ -104,16 +105,25 @@ class OrderingModel:
                 if self.lm is not None:
                     score += self.lm.leaf(ctx.words, k, ctx.full == 1 << k)
                 out.append(Edge(1 << k, (k,), (tag,), k, 0, tag, (), (), 1, local, local, None,
-                                gold_tags is not None and gold_tags[k] == tag, score))
+                                gold_tags is not None and gold_tags[k] == tag, score, pack_leaf(k, tag)))
         return out
 
     def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
         """F of the edge that attaching would build, from the current scores of its two parts."""
-        return self._joined_score(ctx, head, dep, right, attach_features(ctx, head, dep, right, self.mask))
+        goal = (head.mask | dep.mask) == ctx.full
+        local_score = attach_local_score(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes,
+                                         self.weights)
+        return self._joined_score(ctx, head, dep, right, local_score)
 
-    def _joined_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, local: np.ndarray) -> float:
-        """F of the attached edge: its parts, the new action's features ``local`` and the LM term."""
-        score = head.score + dep.score + float(self.weights[local].sum())
+    def attach_features(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> np.ndarray:
+        """Weight indices of the features of attaching ``dep``'s head to ``head``'s head (compiled
+        ``dualdecomp.models.ordering.feature_kernel``; the templates: ``features.attach_features``)."""
+        goal = (head.mask | dep.mask) == ctx.full
+        return attach_indices(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes, self.mask)
+
+    def _joined_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, local_score: float) -> float:
+        """F of the attached edge: its parts, the new action's local score and the LM term."""
+        score = head.score + dep.score + local_score
         if self.lm is not None:
             left, rest = (head, dep) if right else (dep, head)
             score += self.lm.join(ctx.words, left.words, rest.words, (head.mask | dep.mask) == ctx.full)
@@ -126,7 +136,7 @@ class OrderingModel:
         ``with_phi=False`` (decoding) skips the full feature vector ``phi`` (set to None), which only
         the trainer needs; ``feature_vector`` rebuilds it from the ``local`` arrays.
         """
-        local = attach_features(ctx, head, dep, right, self.mask)
+        local = self.attach_features(ctx, head, dep, right)
         new = (dep.head, dep.head_tag)
         if right:
             words, tags = head.words + dep.words, head.tags + dep.tags
@@ -135,9 +145,10 @@ class OrderingModel:
             words, tags = dep.words + head.words, dep.tags + head.tags
             hpos, left, rights = head.head_pos + len(dep.words), head.left + (new,), head.right
         phi = np.concatenate((head.phi, dep.phi, local)) if with_phi else None
-        score = self._joined_score(ctx, head, dep, right, local)
+        score = self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()))
         return Edge(head.mask | dep.mask, words, tags, head.head, hpos, head.head_tag, left, rights,
-                    head.size + dep.size + 1, local, phi, (head, dep, right), gold, score)
+                    head.size + dep.size + 1, local, phi, (head, dep, right), gold, score,
+                    pack_join(head.packed, dep.packed, right))
 
     def feature_vector(self, edge: Edge) -> np.ndarray:
         """All feature indices of an edge (its actions' ``local`` arrays), whether or not it kept ``phi``."""

@@ -1,0 +1,113 @@
+"""Compiled vs Python attachment features of the word-ordering model, measured in one run (JSON lines).
+
+Guided learning (``dualdecomp order train``'s single-process trainer, the shipped recipe's settings) on
+the first ``--train-sentences`` eligible EWT train sentences for ``--epochs`` epochs, and best-first
+search (``--pops`` pops, words only, LM term at its stored weight) on the first ``--dev-sentences`` dev
+sentences, each run twice: with the Python feature templates (``features.attach_features``, tuples
+hashed one by one) and with the compiled kernel (``feature_kernel``, the default). Each line gives the
+seconds of both, their ratio, whether the results are identical (the averaged weights byte for byte;
+the decoded orders and scores) and the peak resident memory of the process so far. The kernels are
+compiled (or loaded from numba's cache) before any clock starts.
+
+Example::
+
+    python benchmarks/word_order_features.py --train ../shared/data/ud-english-ewt/en_ewt-ud-train.conllu \\
+        --dev ../shared/data/ud-english-ewt/en_ewt-ud-dev.conllu
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import time
+from dataclasses import fields
+
+from dualdecomp.models.ordering.evaluation import condition_input
+from dualdecomp.models.ordering.features import attach_features
+from dualdecomp.models.ordering.lm_feature import with_decoding_lm
+from dualdecomp.models.ordering.model import OrderingModel, load_model, new_model
+from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.search import SearchConfig, best_first
+from dualdecomp.models.ordering.train_run import RunConfig, eligible
+from dualdecomp.models.ordering.training import TrainConfig, Trainer
+
+
+class PythonFeatureModel(OrderingModel):
+    """The same model with the Python feature templates in place of the compiled kernel."""
+
+    def attach_features(self, ctx, head, dep, right):
+        return attach_features(ctx, head, dep, right, self.mask)
+
+    def attach_score(self, ctx, head, dep, right):
+        local = self.attach_features(ctx, head, dep, right)
+        return self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()))
+
+
+def copy_as(model: OrderingModel, cls: type[OrderingModel]) -> OrderingModel:
+    """A copy of ``model`` with its own weight array (the trainer updates it in place) as ``cls``."""
+    values = {f.name: getattr(model, f.name) for f in fields(model)}
+    values["weights"] = model.weights.copy()
+    return cls(**values)
+
+
+def peak_mb() -> float:
+    """Peak resident memory of this process so far, MB (``ru_maxrss``, Linux: KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def train_seconds(model: OrderingModel, sentences, epochs: int) -> tuple[float, str]:
+    """Seconds of ``epochs`` epochs of guided learning and a digest of the averaged weights."""
+    trainer = Trainer(model, TrainConfig(chart_size=32, max_expansions=300, seed=0))
+    start = time.perf_counter()
+    for epoch in range(epochs):
+        trainer.epoch(sentences, epoch)
+    seconds = time.perf_counter() - start
+    return seconds, hashlib.sha256(trainer.averaged().tobytes()).hexdigest()
+
+
+def decode_seconds(model: OrderingModel, inputs, pops: int) -> tuple[float, list]:
+    """Seconds of best-first search over ``inputs`` and its outputs (order, score)."""
+    config = SearchConfig(chart_size=32, timeout=None, max_expansions=pops)
+    start = time.perf_counter()
+    outputs = [(r.order, r.score) for r in (best_first(model, inp, config) for inp in inputs)]
+    return time.perf_counter() - start, outputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train", required=True)
+    parser.add_argument("--dev", required=True)
+    parser.add_argument("--model", default="data/word_order_model")
+    parser.add_argument("--train-sentences", type=int, default=300)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--dev-sentences", type=int, default=30)
+    parser.add_argument("--pops", type=int, default=1000)
+    args = parser.parse_args()
+
+    train = eligible(read_conllu_examples(args.train), RunConfig(max_length=20))[:args.train_sentences]
+    warm = new_model(train[:2], hash_bits=20)
+    train_seconds(warm, train[:2], 1)  # compile / load the kernels before the clocks
+    fresh = new_model(train, hash_bits=20)
+    python_s, python_digest = train_seconds(copy_as(fresh, PythonFeatureModel), train, args.epochs)
+    kernel_s, kernel_digest = train_seconds(copy_as(fresh, OrderingModel), train, args.epochs)
+    print(json.dumps({"what": "training", "sentences": len(train), "epochs": args.epochs,
+                      "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
+                      "speedup": round(python_s / kernel_s, 2),
+                      "identical_weights": python_digest == kernel_digest, "peak_mb": peak_mb()}), flush=True)
+
+    model = with_decoding_lm(load_model(args.model))
+    dev = read_conllu_examples(args.dev, limit=args.dev_sentences)
+    inputs = [condition_input(ex, "words", seed=k) for k, ex in enumerate(dev)]
+    python_s, python_out = decode_seconds(copy_as(model, PythonFeatureModel), inputs, args.pops)
+    kernel_s, kernel_out = decode_seconds(model, inputs, args.pops)
+    print(json.dumps({"what": "best-first search", "sentences": len(inputs), "pops": args.pops,
+                      "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
+                      "speedup": round(python_s / kernel_s, 2),
+                      "identical_outputs": python_out == kernel_out, "peak_mb": peak_mb()}), flush=True)
+
+
+
+if __name__ == "__main__":
+    main()
