@@ -32,14 +32,20 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
     assert all(r["sentences"] == 2 and r["median_ms"] > 0 and r["certified"] == 1.0 for r in rows)
 
 
-def word_order_command(tmp_path: Path) -> list[str]:
-    """``benchmarks/word_order.py`` with the shipped model on the two complete sentences of the fixture."""
+def complete_sentences(tmp_path: Path) -> Path:
+    """The two complete sentences of the word-ordering fixture, as a CoNLL-U file."""
     root = Path(__file__).resolve().parents[1]
     text = (root / "tests" / "fixtures" / "ordering" / "tiny.conllu").read_text(encoding="utf-8")
     dev = tmp_path / "dev.conllu"
     dev.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")
+    return dev
+
+
+def word_order_command(tmp_path: Path) -> list[str]:
+    """``benchmarks/word_order.py`` with the shipped model on the two complete sentences of the fixture."""
+    root = Path(__file__).resolve().parents[1]
     return [sys.executable, str(root / "benchmarks" / "word_order.py"), "--model",
-            str(root / "data" / "word_order_model"), "--dev", str(dev)]
+            str(root / "data" / "word_order_model"), "--dev", str(complete_sentences(tmp_path))]
 
 
 def test_word_order_join_scores_a_split_run_as_one(tmp_path):
@@ -80,3 +86,17 @@ def test_word_order_linearizer_exact_counts_every_certified_sentence_once(tmp_pa
     assert sum(record[k] for k in parts) == record["certified"] and record["beam_higher"] == 0
     refused = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert refused.returncode != 0 and "--linearizer-states" in refused.stderr
+
+
+def test_word_order_features_compares_python_and_compiled_features_in_one_run(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    tiny = complete_sentences(tmp_path)
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "word_order_features.py"), "--train",
+                          str(tiny), "--dev", str(tiny), "--model", str(root / "data" / "word_order_model"),
+                          "--train-sentences", "3", "--epochs", "2", "--dev-sentences", "2", "--pops", "50"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    training, search = (json.loads(line) for line in out.stdout.splitlines())
+    assert training["what"] == "training" and training["identical_weights"] is True
+    assert search["what"] == "best-first search" and search["identical_outputs"] is True
+    assert training["python_s"] > 0 and training["compiled_s"] > 0 and search["peak_mb"] > 0
