@@ -68,10 +68,11 @@ def train_seconds(model: OrderingModel, sentences, epochs: int) -> tuple[float, 
 
 
 def decode_seconds(model: OrderingModel, inputs, pops: int) -> tuple[float, list]:
-    """Seconds of best-first search over ``inputs`` and its outputs (order, score)."""
+    """Seconds of best-first search over ``inputs`` and its outputs (order, score; None when incomplete)."""
     config = SearchConfig(chart_size=32, timeout=None, max_expansions=pops)
     start = time.perf_counter()
-    outputs = [(r.order, r.score) for r in (best_first(model, inp, config) for inp in inputs)]
+    outputs = [(r.order, None if r.score != r.score else r.score)  # NaN (timeout rule) as None
+               for r in (best_first(model, inp, config) for inp in inputs)]
     return time.perf_counter() - start, outputs
 
 
