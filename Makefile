@@ -94,11 +94,12 @@ clean:
 
 # Retrain the shipped word-ordering model (W2.3; README "Word ordering"): guided learning on all 8701
 # projective EWT train sentences of <= 20 words, 3 epochs by iterative parameter mixing over 2 worker
-# processes (Dask, one per core; deterministic: the shards and the mixing are fixed), 11-12 minutes per
-# epoch on the 2-core machine, then the LM weight chosen on dev sentences 1000-1199 (`order select-lm`,
-# about 6 minutes) and stored in the model, then the LM weight for inputs with ordered units (`--units`:
-# {1, 2, 4} on the same sentences with base NPs as units, default decoder; about 4 minutes), plus the
-# linearizer below: 46.1 minutes in all on the idle 2-core machine (a fresh clone, 2026-11-25).
+# processes (Dask, one per core; deterministic on one machine: the shards and the mixing are fixed; across
+# machines or library sets the floats may differ, README "The shipped model"), about 3 minutes per epoch
+# with the compiled features, then the LM weight chosen on dev sentences 1000-1199 (`order select-lm`)
+# and stored in the model, then the LM weight for inputs with ordered units (`--units`: {1, 2, 4} on the
+# same sentences with base NPs as units, default decoder), plus the linearizer below: 13.9 minutes in all
+# in a fresh clone on the 2-core machine (2026-11-25; 46.1 minutes before the features were compiled).
 # Model choice (fixed before the results were seen): a retrained model replaces the shipped one only if
 # its best select-lm mean (words and all, dev 1000-1199, this grid) is higher than the shipped model's.
 EWT ?= $(SHARED)/ud-english-ewt
@@ -133,7 +134,7 @@ word-order-bnp-model: install
 			--lm-weight 1; done
 
 # The experiment of README "Word ordering" -> "More epochs" (rule fixed before the run): the shipped recipe
-# with 8 epochs in place of 3 (the compiled features make an epoch about 2.8 times faster), written outside
+# with 8 epochs in place of 3 (the compiled features make an epoch about 3 times faster), written outside
 # the package with its two LM-weight selections; its select-lm means decide by the model-choice rule above.
 word-order-epochs-model: install
 	$(WORD_ORDER_TRAIN) --out build/word_order_model_e8 --epochs 8
