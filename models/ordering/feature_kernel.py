@@ -159,6 +159,14 @@ def _completed(out, k, c_w, c_p, wl, pl, wr, pr, lv, rv):  # pragma: no cover - 
 
 
 @njit(inline="always")
+def _word_tag_value(out, k, template, w, p, value):  # pragma: no cover - compiled
+    """Templates t, t+1, t+2 of one word with a value: (word, tag, value), (word, value), (tag, value)."""
+    out[k] = _h4(template, w, p, value)
+    out[k + 1] = _h3(template + 1, w, value)
+    out[k + 2] = _h3(template + 2, p, value)
+
+
+@njit(inline="always")
 def _tag_at(e, position):  # pragma: no cover - compiled
     return e[HEADER + e[0] + position]
 
@@ -166,6 +174,15 @@ def _tag_at(e, position):  # pragma: no cover - compiled
 @njit(inline="always")
 def _word_at(e, position):  # pragma: no cover - compiled
     return e[HEADER + position]
+
+
+@njit(inline="always")
+def _between(out, k, ph, pm, dd, tlanes, e, lo, hi):  # pragma: no cover - compiled
+    """Template 24 for the words at positions ``lo..hi-1`` of edge ``e``; returns the next free slot."""
+    for pos in range(lo, hi):
+        out[k] = _h5(24, ph, pm, tlanes[_tag_at(e, pos)], dd)
+        k += 1
+    return k
 
 
 @njit(cache=True)
@@ -181,21 +198,11 @@ def _attach_hashes(h, d, right, goal, wlanes, tlanes, out):  # pragma: no cover 
     else:
         dist = _norm(nm - mp_ + hp)
     size = _norm(nh + nm)
-    out[0] = _h4(1, wh, ph, size)
-    out[1] = _h3(2, wh, size)
-    out[2] = _h3(3, ph, size)
-    out[3] = _h4(4, wh, ph, dd)
-    out[4] = _h3(5, wh, dd)
-    out[5] = _h3(6, ph, dd)
-    out[6] = _h4(7, wm, pm, dd)
-    out[7] = _h3(8, wm, dd)
-    out[8] = _h3(9, pm, dd)
-    out[9] = _h4(10, wh, ph, dist)
-    out[10] = _h3(11, wh, dist)
-    out[11] = _h3(12, ph, dist)
-    out[12] = _h4(13, wm, pm, dist)
-    out[13] = _h3(14, wm, dist)
-    out[14] = _h3(15, pm, dist)
+    _word_tag_value(out, 0, 1, wh, ph, size)
+    _word_tag_value(out, 3, 4, wh, ph, dd)
+    _word_tag_value(out, 6, 7, wm, pm, dd)
+    _word_tag_value(out, 9, 10, wh, ph, dist)
+    _word_tag_value(out, 12, 13, wm, pm, dist)
     out[15] = _h6(16, wh, ph, wm, pm, dd)
     out[16] = _h6(17, wh, ph, wm, pm, dist)
     out[17] = _h5(18, wh, ph, pm, dd)
@@ -207,22 +214,14 @@ def _attach_hashes(h, d, right, goal, wlanes, tlanes, out):  # pragma: no cover 
     k = 23
     # template 24: every word between h and m
     if right:
-        for pos in range(hp + 1, nh):
-            out[k] = _h5(24, ph, pm, tlanes[_tag_at(h, pos)], dd)
-            k += 1
-        for pos in range(mp_):
-            out[k] = _h5(24, ph, pm, tlanes[_tag_at(d, pos)], dd)
-            k += 1
+        k = _between(out, k, ph, pm, dd, tlanes, h, hp + 1, nh)
+        k = _between(out, k, ph, pm, dd, tlanes, d, 0, mp_)
         hn = _tag_at(h, hp + 1) if hp + 1 < nh else _tag_at(d, 0)
         mprev = _tag_at(d, mp_ - 1) if mp_ > 0 else _tag_at(h, nh - 1)
         out[k] = _h6(26, ph, tlanes[hn], pm, tlanes[mprev], dd)
     else:
-        for pos in range(mp_ + 1, nm):
-            out[k] = _h5(24, ph, pm, tlanes[_tag_at(d, pos)], dd)
-            k += 1
-        for pos in range(hp):
-            out[k] = _h5(24, ph, pm, tlanes[_tag_at(h, pos)], dd)
-            k += 1
+        k = _between(out, k, ph, pm, dd, tlanes, d, mp_ + 1, nm)
+        k = _between(out, k, ph, pm, dd, tlanes, h, 0, hp)
         hprev = _tag_at(h, hp - 1) if hp > 0 else _tag_at(d, nm - 1)
         mn = _tag_at(d, mp_ + 1) if mp_ + 1 < nm else _tag_at(h, 0)
         out[k] = _h6(25, ph, tlanes[hprev], pm, tlanes[mn], dd)
