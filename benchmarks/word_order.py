@@ -60,12 +60,13 @@ from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 
 
-def _peak_mb() -> float:
+def peak_mb() -> float:
+    """Peak resident memory of this process so far, MB (``ru_maxrss``, Linux: KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def _emit(record: dict) -> None:
-    print(json.dumps({**record, "peak_rss_mb": _peak_mb()}), flush=True)
+    print(json.dumps({**record, "peak_rss_mb": peak_mb()}), flush=True)
 
 
 def _methods(results) -> str:

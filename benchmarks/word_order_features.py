@@ -20,9 +20,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import resource
 import time
 from dataclasses import fields
+
+from word_order import peak_mb  # the sibling benchmark's memory probe (this folder is on sys.path)
 
 from dualdecomp.models.ordering.evaluation import condition_input
 from dualdecomp.models.ordering.features import attach_features
@@ -50,11 +51,6 @@ def copy_as(model: OrderingModel, cls: type[OrderingModel]) -> OrderingModel:
     values = {f.name: getattr(model, f.name) for f in fields(model)}
     values["weights"] = model.weights.copy()
     return cls(**values)
-
-
-def peak_mb() -> float:
-    """Peak resident memory of this process so far, MB (``ru_maxrss``, Linux: KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def train_seconds(model: OrderingModel, sentences, epochs: int) -> tuple[float, str]:
