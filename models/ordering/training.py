@@ -15,6 +15,7 @@ paper's training timeout). Non-projective gold trees cannot be built by concaten
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -85,6 +86,25 @@ def is_projective(heads: tuple[int, ...]) -> bool:
     return n > 0
 
 
+def squared_norm(values: np.ndarray) -> float:
+    """The sum of the squares of ``values``, correctly rounded (the same on every machine).
+
+    A BLAS dot product (``values @ values``) sums in the order of the CPU's kernel (OpenBLAS picks one
+    per processor), so its last bits differ between machines; in the update they change the step, and
+    over an epoch the course of training. ``math.fsum`` does not depend on the order of the terms.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One-dimensional float array.
+
+    Returns
+    -------
+    float
+    """
+    return math.fsum((values * values).tolist())
+
+
 class Trainer:
     """Online guided learning with weight averaging (see the module docstring).
 
@@ -122,7 +142,7 @@ class Trainer:
                               np.full(negative.phi.size, -1.0 / negative.size)))
         uniq, inverse = np.unique(idx, return_inverse=True)
         delta = np.bincount(inverse, weights=val, minlength=uniq.size)
-        norm2 = float(delta @ delta)
+        norm2 = squared_norm(delta)
         if norm2 < 1e-12:
             return False
         w = self.model.weights
