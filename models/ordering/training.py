@@ -87,7 +87,7 @@ def is_projective(heads: tuple[int, ...]) -> bool:
 
 
 def squared_norm(values: np.ndarray) -> float:
-    """The sum of the squares of ``values``, correctly rounded (the same on every machine).
+    """The sum of the squares of ``values`` (each rounded to a float), rounded once: the same anywhere.
 
     A BLAS dot product (``values @ values``) sums in the order of the CPU's kernel (OpenBLAS picks one
     per processor), so its last bits differ between machines; in the update they change the step, and
