@@ -74,6 +74,17 @@ def _methods(results) -> str:
     return " / ".join(sorted({r.method for r in results}))
 
 
+def _write_outputs(path: str, condition: str, label, examples: list, results: list) -> None:
+    """Append one measurement's outputs to ``path`` (``--outputs``; ``label``: the tree beam, None for
+    best-first search alone), one JSON line per sentence, for ``--join``."""
+    with open(path, "a", encoding="utf-8") as out:
+        for ex, r in zip(examples, results, strict=True):
+            out.write(json.dumps({"condition": condition, "tree_beam": label, "id": ex.ident,
+                                  "text": " ".join(r.words), "complete": r.complete,
+                                  "words_out": len(r.order), "words_in": len(ex),
+                                  "seconds": round(r.seconds, 4)}) + "\n")
+
+
 def join_outputs(files: list[str], dev: list) -> list[dict]:
     """Score the ``--outputs`` lines of a run split over processes as one run.
 
@@ -158,9 +169,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
     parser.add_argument("--outputs", default=None,
-                        help="append the tree-beam measure's outputs here (JSON lines: condition, tree beam, "
-                             "id, text, complete, words, seconds), for --join over a run split across "
-                             "processes")
+                        help="append the conditions and tree-beam measures' outputs here (JSON lines: "
+                             "condition, tree beam (null: best-first alone), id, text, complete, words, "
+                             "seconds), for --join over a run split across processes")
     parser.add_argument("--join", nargs="+", default=None, metavar="FILE",
                         help="decode nothing: score the --outputs files of a split run together, one corpus "
                              "BLEU per condition and tree beam (sentences matched to --dev by their ids)")
@@ -189,9 +200,11 @@ def main() -> None:
     if "conditions" in args.what:
         examples = dev[:args.sentences]
         for condition in args.conditions:
-            scores, _ = evaluate(examples, lambda inp: decode(model, inp, search), condition, args.seed)
+            scores, results = evaluate(examples, lambda inp: decode(model, inp, search), condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
+            if args.outputs:
+                _write_outputs(args.outputs, condition, None, examples, results)
 
     decoders = []  # (label in the output lines, decoder settings)
     if "tree-beam" in args.what:
@@ -216,12 +229,7 @@ def main() -> None:
                    "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
                    "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
             if args.outputs:
-                with open(args.outputs, "a", encoding="utf-8") as out:
-                    for ex, r in zip(examples, results, strict=True):
-                        out.write(json.dumps({"condition": condition, "tree_beam": label, "id": ex.ident,
-                                              "text": " ".join(r.words), "complete": r.complete,
-                                              "words_out": len(r.order), "words_in": len(ex),
-                                              "seconds": round(r.seconds, 4)}) + "\n")
+                _write_outputs(args.outputs, condition, label, examples, results)
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]

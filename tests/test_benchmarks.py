@@ -49,9 +49,10 @@ def word_order_command(tmp_path: Path) -> list[str]:
 
 
 def test_word_order_join_scores_a_split_run_as_one(tmp_path):
-    """Two halves written with --outputs and joined give the unsplit run's corpus BLEU and exact match."""
-    base = [*word_order_command(tmp_path), "--what", "tree-beam", "--conditions", "words", "all",
-            "--max-expansions", "50"]
+    """Two halves written with --outputs and joined give the unsplit run's corpus BLEU and exact match,
+    for best-first search alone (``conditions``) and for the default decoder (``tree-beam``)."""
+    base = [*word_order_command(tmp_path), "--what", "conditions", "tree-beam", "--conditions", "words",
+            "all", "--max-expansions", "50"]
 
     def run(*extra):
         out = subprocess.run(base + list(extra), cwd=tmp_path, capture_output=True, text=True, timeout=300,
@@ -63,11 +64,12 @@ def test_word_order_join_scores_a_split_run_as_one(tmp_path):
     run("--sentences", "1", "--outputs", str(tmp_path / "a.jsonl"))
     run("--start", "1", "--seed", "1", "--sentences", "1", "--outputs", str(tmp_path / "b.jsonl"))
     joined = run("--join", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"))
-    assert [(r["condition"], r["sentences"], r["joined"]) for r in joined] == [("words", 2, 2), ("all", 2, 2)]
-    by_condition = {r["condition"]: r for r in whole}
+    assert [(r["condition"], r["tree_beam"], r["sentences"], r["joined"]) for r in joined] == [
+        ("words", None, 2, 2), ("all", None, 2, 2), ("words", 64, 2, 2), ("all", 64, 2, 2)]
+    by_measure = {(r["condition"], r.get("tree_beam")): r for r in whole}
     for r in joined:
         for key in ("bleu", "exact", "recovered", "complete"):
-            assert r[key] == by_condition[r["condition"]][key], (r, key)
+            assert r[key] == by_measure[r["condition"], r["tree_beam"]][key], (r, key)
     again = subprocess.run(base + ["--join", str(tmp_path / "a.jsonl"), str(tmp_path / "whole.jsonl")],
                            cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode != 0 and "decoded twice" in again.stderr
