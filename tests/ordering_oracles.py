@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,9 @@ from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ordering"
+# The UD English EWT treebank of the shared data folder (not vendored; tests that need it skip without it).
+SHARED_DATA = Path(os.environ.get("SHARED", Path(__file__).resolve().parents[2] / "shared" / "data"))
+EWT = SHARED_DATA / "ud-english-ewt"
 
 
 def random_model(seed: int, hash_bits: int = 12) -> OrderingModel:

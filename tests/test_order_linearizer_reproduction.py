@@ -8,17 +8,16 @@ not there (it is not vendored: 13 MB, and only the retraining needs it).
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
 import pytest
 
 from dualdecomp.app.cli import main
+from tests.ordering_oracles import EWT
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "data" / "word_order_model"
-EWT = Path(os.environ.get("SHARED", REPO.parent / "shared" / "data")) / "ud-english-ewt"
 LINEARIZER_FILES = ("linearizer.json", "linearizer.npz")
 
 

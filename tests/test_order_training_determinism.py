@@ -21,9 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.models.ordering.training import squared_norm
-
-REPO = Path(__file__).resolve().parent.parent
-EWT = Path(os.environ.get("SHARED", REPO.parent / "shared" / "data")) / "ud-english-ewt"
+from tests.ordering_oracles import EWT
 
 # Terms of mixed magnitudes, like the update's differences of 1/size scaled features.
 TERMS = st.lists(st.one_of(st.fractions(min_value=-9, max_value=9, max_denominator=40).map(float),
