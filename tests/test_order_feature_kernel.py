@@ -22,6 +22,7 @@ from dualdecomp.models.ordering.feature_kernel import (
 )
 from dualdecomp.models.ordering.features import attach_features
 from dualdecomp.models.ordering.instance import OrderingInput
+from dualdecomp.models.ordering.search import expand, expand_each
 from tests.ordering_oracles import random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".", "We", "do", "like", "rain", "zyzzyva", "Qwerty")
@@ -81,3 +82,14 @@ def test_compiled_features_equal_the_python_templates(seed, n):
         assert model.attach_score(ctx, head, dep, right) == head.score + dep.score + local
     if steps:
         assert (steps[-1][0].mask | steps[-1][1].mask) == ctx.full  # the goal templates were compared too
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 14))
+def test_batched_expansion_equals_one_call_per_attachment(seed, n):
+    # every edge of a random derivation popped against a chart of all the others (leaves included)
+    model, ctx, steps = _random_derivations(seed, n)
+    edges = list({id(e): e for step in steps for e in step[:2]}.values())
+    for k, edge in enumerate(edges):
+        chart = edges[:k] + edges[k + 1:]
+        assert expand(model, ctx, edge, chart) == expand_each(model, ctx, edge, chart)  # edges: identity

@@ -403,3 +403,32 @@ def attach_local_score(h, d, right, goal, wlanes, tlanes, weights):  # pragma: n
     for i in range(k):
         values[i] = weights[np.int64(out[i] & m)]
     return pairwise_sum(values, 0, k)
+
+
+@njit(cache=True)
+def attach_local_scores(edge, others, offsets, attachments, wlanes, tlanes, weights):  # pragma: no cover
+    """:func:`attach_local_score` of many attachments of one packed edge with others, in one call.
+
+    ``others`` holds packed edges concatenated (``offsets``: their boundaries); each row of
+    ``attachments`` is ``(other, edge_is_head, right, goal)``: attach the other edge's head to ``edge``'s
+    head (``edge_is_head`` 1) or ``edge``'s head to the other's (0). The same floats, bit for bit.
+    """
+    longest = 0
+    for j in range(offsets.size - 1):
+        longest = max(longest, offsets[j + 1] - offsets[j])
+    hashes = np.empty(140 + edge.size + longest, dtype=np.uint64)  # a packed edge is longer than its n
+    values = np.empty(hashes.size)
+    m = np.uint64(weights.size - 1)
+    out = np.empty(attachments.shape[0])
+    for c in range(attachments.shape[0]):
+        j = attachments[c, 0]
+        other = others[offsets[j]:offsets[j + 1]]
+        right, goal = attachments[c, 2] == 1, attachments[c, 3] == 1
+        if attachments[c, 1] == 1:
+            k = _attach_hashes(edge, other, right, goal, wlanes, tlanes, hashes)
+        else:
+            k = _attach_hashes(other, edge, right, goal, wlanes, tlanes, hashes)
+        for i in range(k):
+            values[i] = weights[np.int64(hashes[i] & m)]
+        out[c] = pairwise_sum(values, 0, k)
+    return out

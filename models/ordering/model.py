@@ -15,7 +15,13 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
-from dualdecomp.models.ordering.feature_kernel import attach_indices, attach_local_score, pack_join, pack_leaf
+from dualdecomp.models.ordering.feature_kernel import (
+    attach_indices,
+    attach_local_score,
+    attach_local_scores,
+    pack_join,
+    pack_leaf,
+)
 from dualdecomp.models.ordering.features import leaf_features
 from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
@@ -114,6 +120,37 @@ class OrderingModel:
         local_score = attach_local_score(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes,
                                          self.weights)
         return self._joined_score(ctx, head, dep, right, local_score)
+
+    def attach_scores(self, ctx: Context, edge: Edge, others: list[Edge],
+                      attachments: list[tuple[int, bool, bool]]) -> list[float]:
+        """:meth:`attach_score` of many attachments of ``edge`` with edges of ``others``, the features
+        in one compiled call (the same floats).
+
+        Parameters
+        ----------
+        ctx : Context
+        edge : Edge
+        others : list of Edge
+        attachments : list of (int, bool, bool)
+            ``(k, edge_is_head, right)``: ``others[k]``'s head becomes a dependent of ``edge``'s head
+            (``edge_is_head``) or ``edge``'s head of ``others[k]``'s, on the right or the left.
+
+        Returns
+        -------
+        list of float
+        """
+        packed = [e.packed for e in others]
+        offsets = np.zeros(len(packed) + 1, dtype=np.int64)
+        np.cumsum([p.size for p in packed], out=offsets[1:])
+        rows = np.array([(k, edge_is_head, right, (edge.mask | others[k].mask) == ctx.full)
+                         for k, edge_is_head, right in attachments], dtype=np.int64)
+        local = attach_local_scores(edge.packed, np.concatenate(packed), offsets, rows, ctx.word_lanes,
+                                    ctx.tag_lanes, self.weights).tolist()
+        out = []
+        for (k, edge_is_head, right), local_score in zip(attachments, local, strict=True):
+            head, dep = (edge, others[k]) if edge_is_head else (others[k], edge)
+            out.append(self._joined_score(ctx, head, dep, right, local_score))
+        return out
 
     def attach_features(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> np.ndarray:
         """Weight indices of the features of attaching ``dep``'s head to ``head``'s head (compiled

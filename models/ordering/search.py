@@ -98,15 +98,32 @@ class OrderingResult:
                 "certified": self.certified}
 
 
-def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]):
-    """Yield ``(F, head, dep, right)`` for every edge buildable from ``edge`` and a chart edge."""
-    for other in chart:
+def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
+           ) -> list[tuple[float, Edge, Edge, bool]]:
+    """``(F, head, dep, right)`` of every edge buildable from ``edge`` and a chart edge (chart order; for
+    each chart edge ``edge`` as head first, right before left), scored in one compiled call."""
+    found = []
+    for k, other in enumerate(chart):
         if other.mask & edge.mask:
             continue
-        for head, dep in ((edge, other), (other, edge)):
+        for edge_heads, head, dep in ((True, edge, other), (False, other, edge)):
             for right in (True, False):
                 if can_attach(ctx, head, dep, right):
-                    yield model.attach_score(ctx, head, dep, right), head, dep, right
+                    found.append((k, edge_heads, right, head, dep))
+    if not found:
+        return []
+    scores = model.attach_scores(ctx, edge, chart, [(k, heads, right) for k, heads, right, _, _ in found])
+    return [(score, head, dep, right) for score, (_, _, right, head, dep) in zip(scores, found, strict=True)]
+
+
+def expand_each(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
+                ) -> list[tuple[float, Edge, Edge, bool]]:
+    """:func:`expand` with one :meth:`~OrderingModel.attach_score` call per attachment: its definition
+    (the same list, the same floats; ``training.ReferenceTrainer`` and the tests use it)."""
+    return [(model.attach_score(ctx, head, dep, right), head, dep, right)
+            for other in chart if not other.mask & edge.mask
+            for head, dep in ((edge, other), (other, edge))
+            for right in (True, False) if can_attach(ctx, head, dep, right)]
 
 
 def add_to_chart(chart: list[Edge], edge: Edge, size: int | None) -> Edge | None:

@@ -26,7 +26,13 @@ from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.edge import Context, Edge
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.search import add_to_chart, expand
+from dualdecomp.models.ordering.search import add_to_chart, expand, expand_each
+from dualdecomp.models.ordering.training_kernel import (
+    gathered_sums,
+    gathered_sums_numpy,
+    merged_step,
+    merged_step_numpy,
+)
 
 LEARNERS = ("scaled-mira", "perceptron")
 
@@ -115,6 +121,13 @@ class Trainer:
     config : TrainConfig
     """
 
+    expand = staticmethod(expand)
+    """The popped edge's attachments with the chart, scored (compiled in one call; ``search.expand``)."""
+    gathered_sums = staticmethod(gathered_sums)
+    """The chart's rescoring after an update (compiled; ``training_kernel``)."""
+    merged_step = staticmethod(merged_step)
+    """An update's sparse step from the two feature vectors (compiled; ``training_kernel``)."""
+
     def __init__(self, model: OrderingModel, config: TrainConfig) -> None:
         if model.lm is not None:
             raise InputError("the trainer learns the syntax model alone: give it a model without an LM")
@@ -140,8 +153,7 @@ class Trainer:
         idx = np.concatenate((positive.phi, negative.phi))
         val = np.concatenate((np.full(positive.phi.size, 1.0 / positive.size),
                               np.full(negative.phi.size, -1.0 / negative.size)))
-        uniq, inverse = np.unique(idx, return_inverse=True)
-        delta = np.bincount(inverse, weights=val, minlength=uniq.size)
+        uniq, delta = self.merged_step(idx, val)
         norm2 = squared_norm(delta)
         if norm2 < 1e-12:
             return False
@@ -202,7 +214,7 @@ class Trainer:
                 model.rescore(edge)
             if edge.mask == ctx.full:
                 continue
-            for score, h, d, r in expand(model, ctx, edge, chart):
+            for score, h, d, r in self.expand(model, ctx, edge, chart):
                 gold = h.gold and d.gold and _gold_arc(h, d, r, gold_heads, gold_kids)
                 entry = (-score / (h.size + d.size + 1), seq, None, h, d, r, gold)
                 heapq.heappush(agenda, entry)
@@ -237,8 +249,15 @@ class Trainer:
         return None if best is None else self._build(ctx, best)
 
     def _rescore(self, chart: list[Edge]) -> None:
-        for e in chart:
-            self.model.rescore(e)
+        """``model.rescore`` of every chart edge, in one compiled call (the same floats)."""
+        if not chart:
+            return
+        phis = [e.phi for e in chart]
+        offsets = np.zeros(len(phis) + 1, dtype=np.int64)
+        np.cumsum([p.size for p in phis], out=offsets[1:])
+        scores = self.gathered_sums(self.model.weights, np.concatenate(phis), offsets)
+        for e, score in zip(chart, scores.tolist(), strict=True):
+            e.score = score
 
     # --- epochs --------------------------------------------------------------------------------
 
@@ -256,6 +275,15 @@ class Trainer:
                 progress(1)
         return {"epoch": epoch, "sentences": len(examples), "reached_gold": reached, "updates": updates,
                 "expansions": expansions}
+
+
+class ReferenceTrainer(Trainer):
+    """:class:`Trainer` with the definitions of its compiled loops (numpy, one scoring call per
+    attachment): the same weights, slower (for the tests and ``benchmarks/word_order.py --what training``)."""
+
+    expand = staticmethod(expand_each)
+    gathered_sums = staticmethod(gathered_sums_numpy)
+    merged_step = staticmethod(merged_step_numpy)
 
 
 def _gold_arc(head: Edge, dep: Edge, right: bool, gold_heads, gold_kids) -> bool:
