@@ -50,6 +50,9 @@ class Context:
     word_lanes, tag_lanes : numpy.ndarray
         uint64 hash of each word atom / tag atom as a tuple hash mixes it in (the compiled features,
         ``dualdecomp.models.ordering.feature_kernel``).
+    lm_terms : dict
+        The LM terms of concatenations computed for this input (``OrderingModel.attach_score``): the
+        same concatenation of the same word ends recurs many times in a search.
     """
 
     words: tuple[str, ...]
@@ -65,6 +68,7 @@ class Context:
     closed: int = 0
     word_lanes: np.ndarray = field(default=None, compare=False, repr=False)
     tag_lanes: np.ndarray = field(default=None, compare=False, repr=False)
+    lm_terms: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.word_lanes is None:

@@ -163,7 +163,15 @@ class OrderingModel:
         score = head.score + dep.score + local_score
         if self.lm is not None:
             left, rest = (head, dep) if right else (dep, head)
-            score += self.lm.join(ctx.words, left.words, rest.words, (head.mask | dep.mask) == ctx.full)
+            lm = self.lm
+            if (head.mask | dep.mask) == ctx.full:  # a goal edge: the sentence's ends too
+                return score + lm.join(ctx.words, left.words, rest.words, True)
+            # otherwise the term reads only the last k words of the left part and the first k of the right
+            key = (lm.weight, left.words[-lm.k:], rest.words[:lm.k])
+            term = ctx.lm_terms.get(key)
+            if term is None:
+                term = ctx.lm_terms[key] = lm.join(ctx.words, left.words, rest.words, False)
+            score += term
         return score
 
     def attach(self, ctx: Context, head: Edge, dep: Edge, right: bool, gold: bool = False,
