@@ -21,11 +21,6 @@ Measurements (``--what``):
   with its LM term certifies within ``--linearizer-states`` states, and how its default beam search
   compares with the certified optimum under the same model (same order, same score, lower score; a
   higher score would mean a bug and is reported, never hidden).
-* ``training``: one epoch of guided learning on the first ``--train-sentences`` eligible sentences of
-  ``--train`` (the recipe's settings: at most 20 words, training chart 32, 300 pops) with the compiled
-  trainer and with its definitions (``training.ReferenceTrainer``: numpy, one scoring call per
-  attachment), alternately, in this one process:
-  seconds of each, their ratio, and whether the weights are byte-identical.
 * ``errors``: on the full-tree ("all") inputs, for each ``--tree-beam`` K, how many tree beam DP outputs
   are the gold ordering, search errors (the gold ordering scores higher under the model) and model
   errors (the output scores at least as high); sentences whose gold tree is not projective are counted
@@ -60,11 +55,9 @@ from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
-from dualdecomp.models.ordering.model import load_model, new_model
+from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
-from dualdecomp.models.ordering.train_run import RunConfig, eligible
-from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
 
 
 def peak_mb() -> float:
@@ -166,11 +159,8 @@ def main() -> None:
                         help="second stage of --what linearizer for inputs without a full tree")
     parser.add_argument("--what", nargs="+",
                         choices=("conditions", "tree-beam", "linearizer", "linearizer-exact", "curve",
-                                 "exact", "errors", "training"),
+                                 "exact", "errors"),
                         default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
-    parser.add_argument("--train", default=None, help="training CoNLL-U file (--what training)")
-    parser.add_argument("--train-sentences", type=int, default=300,
-                        help="--what training: eligible training sentences of the timed epoch")
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
@@ -305,9 +295,6 @@ def main() -> None:
     if "linearizer-exact" in args.what:
         _linearizer_exact(model, dev[:args.sentences], args, base)
 
-    if "training" in args.what:
-        _training_speed(args, base)
-
     if "errors" in args.what:
         examples = dev[:args.sentences]
         for beam in args.tree_beam:
@@ -356,30 +343,5 @@ def _linearizer_exact(model, examples, args, base: dict) -> None:
            "exact_dp_sentences_per_second": round(len(examples) / max(seconds, 1e-9), 2)})
 
 
-def _training_speed(args, base: dict) -> None:
-    """Time one epoch of the compiled trainer and of the numpy one on the same sentences (one process)."""
-    if args.train is None:
-        raise SystemExit("--what training needs --train FILE")
-    config = RunConfig(max_length=20, train=TrainConfig(chart_size=32, max_expansions=300, seed=0))
-    train = read_conllu_examples(args.train)
-    sentences = eligible(train, config)[:args.train_sentences]
-    seconds: dict[str, list[float]] = {"compiled": [], "numpy": []}
-    weights = {}
-    for label, trainer_class in (("compiled", Trainer), ("numpy", ReferenceTrainer)) * 2:
-        model = new_model(train, hash_bits=20)
-        trainer = trainer_class(model, config.train)
-        start = time.perf_counter()
-        stats = trainer.epoch(sentences, 1)
-        seconds[label].append(time.perf_counter() - start)
-        weights[label] = trainer.averaged().tobytes()
-    compiled, reference = min(seconds["compiled"]), min(seconds["numpy"])
-    _emit({"data": args.train.rsplit("/", 1)[-1], "measure": "training_speed", "sentences": len(sentences),
-           "updates": stats["updates"], "expansions": stats["expansions"],
-           "compiled_seconds": round(compiled, 2), "numpy_seconds": round(reference, 2),
-           "numpy_over_compiled": round(reference / compiled, 3), "runs_each": 2,
-           "same_weights": weights["compiled"] == weights["numpy"]})
-
-
 if __name__ == "__main__":
     main()
-

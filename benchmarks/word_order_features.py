@@ -1,13 +1,20 @@
-"""Compiled vs Python attachment features of the word-ordering model, measured in one run (JSON lines).
+"""Compiled vs Python word-ordering model and trainer, measured in one run (JSON lines).
 
 Guided learning (``dualdecomp order train``'s single-process trainer, the shipped recipe's settings) on
 the first ``--train-sentences`` eligible EWT train sentences for ``--epochs`` epochs, and best-first
 search (``--pops`` pops, words only, LM term at its stored weight) on the first ``--dev-sentences`` dev
-sentences, each run twice: with the Python feature templates (``features.attach_features``, tuples
-hashed one by one) and with the compiled kernel (``feature_kernel``, the default). Each line gives the
-seconds of both, their ratio, whether the results are identical (the averaged weights byte for byte;
-the decoded orders and scores) and the peak resident memory of the process so far. The kernels are
-compiled (or loaded from numba's cache) before any clock starts.
+sentences, each run with the definitions and with the compiled code (the default):
+
+* ``training``: the Python feature templates (``features.attach_features``, tuples hashed one by one,
+  one scoring call per attachment) and the trainer's numpy loops (``training.ReferenceTrainer``)
+  against the compiled features and trainer (``feature_kernel``, ``training_kernel``);
+* ``training loops``: the compiled features in both, the trainer's numpy loops against its compiled ones
+  (the chart's rescoring, the update's merge, the popped edge's attachments scored in one call);
+* ``best-first search``: the Python feature templates against the compiled kernel.
+
+Each line gives the seconds of both, their ratio, whether the results are identical (the averaged
+weights byte for byte; the decoded orders and scores) and the peak resident memory of the process so
+far. The kernels are compiled (or loaded from numba's cache) before any clock starts.
 
 Example::
 
@@ -32,7 +39,7 @@ from dualdecomp.models.ordering.model import OrderingModel, load_model, new_mode
 from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.train_run import RunConfig, eligible
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
 
 
 class PythonFeatureModel(OrderingModel):
@@ -45,6 +52,10 @@ class PythonFeatureModel(OrderingModel):
         local = self.attach_features(ctx, head, dep, right)
         return self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()))
 
+    def attach_scores(self, ctx, edge, others, attachments):
+        return [self.attach_score(ctx, *((edge, others[k]) if edge_is_head else (others[k], edge)), right)
+                for k, edge_is_head, right in attachments]
+
 
 def copy_as(model: OrderingModel, cls: type[OrderingModel]) -> OrderingModel:
     """A copy of ``model`` with its own weight array (the trainer updates it in place) as ``cls``."""
@@ -53,9 +64,10 @@ def copy_as(model: OrderingModel, cls: type[OrderingModel]) -> OrderingModel:
     return cls(**values)
 
 
-def train_seconds(model: OrderingModel, sentences, epochs: int) -> tuple[float, str]:
+def train_seconds(model: OrderingModel, sentences, epochs: int, trainer_class: type[Trainer] = Trainer
+                  ) -> tuple[float, str]:
     """Seconds of ``epochs`` epochs of guided learning and a digest of the averaged weights."""
-    trainer = Trainer(model, TrainConfig(chart_size=32, max_expansions=300, seed=0))
+    trainer = trainer_class(model, TrainConfig(chart_size=32, max_expansions=300, seed=0))
     start = time.perf_counter()
     for epoch in range(epochs):
         trainer.epoch(sentences, epoch)
@@ -87,12 +99,15 @@ def main() -> None:
     warm = new_model(train[:2], hash_bits=20)
     train_seconds(warm, train[:2], 1)  # compile / load the kernels before the clocks
     fresh = new_model(train, hash_bits=20)
-    python_s, python_digest = train_seconds(copy_as(fresh, PythonFeatureModel), train, args.epochs)
     kernel_s, kernel_digest = train_seconds(copy_as(fresh, OrderingModel), train, args.epochs)
-    print(json.dumps({"what": "training", "sentences": len(train), "epochs": args.epochs,
-                      "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
-                      "speedup": round(python_s / kernel_s, 2),
-                      "identical_weights": python_digest == kernel_digest, "peak_mb": peak_mb()}), flush=True)
+    for what, model_class in (("training", PythonFeatureModel), ("training loops", OrderingModel)):
+        python_s, python_digest = train_seconds(copy_as(fresh, model_class), train, args.epochs,
+                                                ReferenceTrainer)
+        print(json.dumps({"what": what, "sentences": len(train), "epochs": args.epochs,
+                          "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
+                          "speedup": round(python_s / kernel_s, 2),
+                          "identical_weights": python_digest == kernel_digest, "peak_mb": peak_mb()}),
+              flush=True)
 
     model = with_decoding_lm(load_model(args.model))
     dev = read_conllu_examples(args.dev, limit=args.dev_sentences)
@@ -103,7 +118,6 @@ def main() -> None:
                       "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
                       "speedup": round(python_s / kernel_s, 2),
                       "identical_outputs": python_out == kernel_out, "peak_mb": peak_mb()}), flush=True)
-
 
 
 if __name__ == "__main__":

@@ -279,7 +279,7 @@ class Trainer:
 
 class ReferenceTrainer(Trainer):
     """:class:`Trainer` with the definitions of its compiled loops (numpy, one scoring call per
-    attachment): the same weights, slower (for the tests and ``benchmarks/word_order.py --what training``)."""
+    attachment): the same weights, slower (for the tests and ``benchmarks/word_order_features.py``)."""
 
     expand = staticmethod(expand_each)
     gathered_sums = staticmethod(gathered_sums_numpy)

@@ -12,8 +12,8 @@ overhead dominates. Here each is one call that gives exactly the numpy floats:
 
 So a model trains to the same weights, byte for byte, with either: :func:`gathered_sums_numpy` and
 :func:`merged_step_numpy` are the numpy definitions (``training.ReferenceTrainer`` trains with them);
-tests compare both on random input and whole training runs, and ``benchmarks/word_order.py --what
-training`` times the two trainers in one run.
+tests compare both on random input and whole training runs, and ``benchmarks/word_order_features.py``
+times the two trainers in one run.
 """
 
 from __future__ import annotations
