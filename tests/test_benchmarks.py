@@ -98,7 +98,9 @@ def test_word_order_features_compares_python_and_compiled_features_in_one_run(tm
                           "--train-sentences", "3", "--epochs", "2", "--dev-sentences", "2", "--pops", "50"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    training, search = (json.loads(line) for line in out.stdout.splitlines())
+    training, loops, search = (json.loads(line) for line in out.stdout.splitlines())
     assert training["what"] == "training" and training["identical_weights"] is True
+    assert loops["what"] == "training loops" and loops["identical_weights"] is True
+    assert loops["compiled_s"] == training["compiled_s"]  # the one compiled run both compare with
     assert search["what"] == "best-first search" and search["identical_outputs"] is True
     assert training["python_s"] > 0 and training["compiled_s"] > 0 and search["peak_mb"] > 0
