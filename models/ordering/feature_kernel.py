@@ -43,6 +43,14 @@ def lanes(atoms) -> np.ndarray:
     return np.array([a % MERSENNE61 for a in atoms], dtype=np.uint64)
 
 
+def concatenated(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays end to end and their boundaries (``offsets[j]:offsets[j + 1]`` is array j), the form
+    in which the compiled loops take a list of edges' arrays."""
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.size for a in arrays], out=offsets[1:])
+    return np.concatenate(arrays), offsets
+
+
 def pack_leaf(word: int, tag: int) -> np.ndarray:
     """The packed form of a leaf edge."""
     return np.array([1, 0, word, tag, 0, 0, -1, -1, -1, -1, -1, -1, word, tag], dtype=np.int64)

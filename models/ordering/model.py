@@ -19,6 +19,7 @@ from dualdecomp.models.ordering.feature_kernel import (
     attach_indices,
     attach_local_score,
     attach_local_scores,
+    concatenated,
     pack_join,
     pack_leaf,
 )
@@ -139,13 +140,11 @@ class OrderingModel:
         -------
         list of float
         """
-        packed = [e.packed for e in others]
-        offsets = np.zeros(len(packed) + 1, dtype=np.int64)
-        np.cumsum([p.size for p in packed], out=offsets[1:])
+        packed, offsets = concatenated([e.packed for e in others])
         rows = np.array([(k, edge_is_head, right, (edge.mask | others[k].mask) == ctx.full)
                          for k, edge_is_head, right in attachments], dtype=np.int64)
-        local = attach_local_scores(edge.packed, np.concatenate(packed), offsets, rows, ctx.word_lanes,
-                                    ctx.tag_lanes, self.weights).tolist()
+        local = attach_local_scores(edge.packed, packed, offsets, rows, ctx.word_lanes, ctx.tag_lanes,
+                                    self.weights).tolist()
         out = []
         for (k, edge_is_head, right), local_score in zip(attachments, local, strict=True):
             head, dep = (edge, others[k]) if edge_is_head else (others[k], edge)

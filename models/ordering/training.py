@@ -24,6 +24,7 @@ import numpy as np
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.ordering.base_np import base_np_units
 from dualdecomp.models.ordering.edge import Context, Edge
+from dualdecomp.models.ordering.feature_kernel import concatenated
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import add_to_chart, expand, expand_each
@@ -252,10 +253,7 @@ class Trainer:
         """``model.rescore`` of every chart edge, in one compiled call (the same floats)."""
         if not chart:
             return
-        phis = [e.phi for e in chart]
-        offsets = np.zeros(len(phis) + 1, dtype=np.int64)
-        np.cumsum([p.size for p in phis], out=offsets[1:])
-        scores = self.gathered_sums(self.model.weights, np.concatenate(phis), offsets)
+        scores = self.gathered_sums(self.model.weights, *concatenated([e.phi for e in chart]))
         for e, score in zip(chart, scores.tolist(), strict=True):
             e.score = score
 
