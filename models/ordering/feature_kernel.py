@@ -406,10 +406,16 @@ def attach_local_score(h, d, right, goal, wlanes, tlanes, weights):  # pragma: n
     """``weights[attach_indices(...)].sum()`` in one compiled call (the same float, bit for bit)."""
     out = np.empty(140 + h[0] + d[0], dtype=np.uint64)
     k = _attach_hashes(h, d, right, goal, wlanes, tlanes, out)
+    return _hashed_sum(weights, out, k, np.empty(k))
+
+
+@njit(inline="always")
+def _hashed_sum(weights, hashes, k, values):  # pragma: no cover - compiled
+    """The pairwise sum of the weights the first ``k`` hashes index (masked to the weights' size);
+    ``values``: a buffer of at least ``k`` floats."""
     m = np.uint64(weights.size - 1)
-    values = np.empty(k)
     for i in range(k):
-        values[i] = weights[np.int64(out[i] & m)]
+        values[i] = weights[np.int64(hashes[i] & m)]
     return pairwise_sum(values, 0, k)
 
 
@@ -426,7 +432,6 @@ def attach_local_scores(edge, others, offsets, attachments, wlanes, tlanes, weig
         longest = max(longest, offsets[j + 1] - offsets[j])
     hashes = np.empty(140 + edge.size + longest, dtype=np.uint64)  # a packed edge is longer than its n
     values = np.empty(hashes.size)
-    m = np.uint64(weights.size - 1)
     out = np.empty(attachments.shape[0])
     for c in range(attachments.shape[0]):
         j = attachments[c, 0]
@@ -436,7 +441,5 @@ def attach_local_scores(edge, others, offsets, attachments, wlanes, tlanes, weig
             k = _attach_hashes(edge, other, right, goal, wlanes, tlanes, hashes)
         else:
             k = _attach_hashes(other, edge, right, goal, wlanes, tlanes, hashes)
-        for i in range(k):
-            values[i] = weights[np.int64(hashes[i] & m)]
-        out[c] = pairwise_sum(values, 0, k)
+        out[c] = _hashed_sum(weights, hashes, k, values)
     return out
