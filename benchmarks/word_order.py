@@ -21,6 +21,9 @@ Measurements (``--what``):
   with its LM term certifies within ``--linearizer-states`` states, and how its default beam search
   compares with the certified optimum under the same model (same order, same score, lower score; a
   higher score would mean a bug and is reported, never hidden).
+* ``lm-beam``: the conditions that give no head outside their units (words, POS, ``bnp``) ordered by the
+  LM beam search alone (``dualdecomp.models.ordering.lm_beam``, APPROXIMATE; certified for the LM when
+  nothing was pruned), for each beam of ``--lm-beam`` with the LM ``--lm-beam-lm``.
 * ``errors``: on the full-tree ("all") inputs, for each ``--tree-beam`` K, how many tree beam DP outputs
   are the gold ordering, search errors (the gold ordering scores higher under the model) and model
   errors (the output scores at least as high); sentences whose gold tree is not projective are counted
@@ -50,10 +53,12 @@ import resource
 import time
 from dataclasses import replace
 
+from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.lm_beam import lm_beam_decode
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -159,13 +164,17 @@ def main() -> None:
                         help="second stage of --what linearizer for inputs without a full tree")
     parser.add_argument("--what", nargs="+",
                         choices=("conditions", "tree-beam", "linearizer", "linearizer-exact", "curve",
-                                 "exact", "errors"),
+                                 "exact", "errors", "lm-beam"),
                         default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
                         help="the tree beam DP's bound per sentence on its worst case of attachments "
                              "(ExactConfig.beam_attachments; default: none)")
+    parser.add_argument("--lm-beam", type=int, nargs="+", default=None,
+                        help="beams of the LM beam search (--what lm-beam; default: the model's)")
+    parser.add_argument("--lm-beam-lm", default=None,
+                        help="KenLM model of the LM beam search (default: the model's own)")
     parser.add_argument("--seed", type=int, default=0,
                         help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
     parser.add_argument("--outputs", default=None,
@@ -230,6 +239,9 @@ def main() -> None:
                    "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
             if args.outputs:
                 _write_outputs(args.outputs, condition, label, examples, results)
+
+    if "lm-beam" in args.what:
+        _lm_beam(model, dev[:args.sentences], args, base)
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]
@@ -308,6 +320,26 @@ def main() -> None:
                 counts[error_kind(gold, exact_linearisation(model, inp, beam=beam).best)] += 1
             _emit({**base, "measure": "errors", "condition": "all", "tree_beam": beam,
                    "sentences": len(examples), **counts})
+
+
+def _lm_beam(model, examples, args, base: dict) -> None:
+    """The ``lm-beam`` measure: the LM beam search on the conditions it decodes, for each beam."""
+    lm_path = args.lm_beam_lm or (model.lm_beam.lm.path if model.lm_beam is not None else None)
+    if lm_path is None:
+        raise SystemExit("--what lm-beam needs --lm-beam-lm FILE (the model has no LM beam)")
+    lm = load_lm(lm_path)
+    conditions = [c for c in args.conditions if CONDITIONS[c].dep == 0.0]
+    beams = args.lm_beam or [model.lm_beam.beam if model.lm_beam is not None else 256]
+    for beam in beams:
+        for condition in conditions:
+            scores, results = evaluate(examples, lambda inp, b=beam: lm_beam_decode(lm, inp, b), condition,
+                                       args.seed)
+            _emit({**base, "measure": "condition", "condition": condition, "lm_beam": beam,
+                   "lm_beam_lm": str(lm_path), "method": _methods(results), **scores.as_json(),
+                   "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
+                   "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
+            if args.outputs:
+                _write_outputs(args.outputs, condition, f"lm-beam-{beam}", examples, results)
 
 
 def _linearizer_exact(model, examples, args, base: dict) -> None:

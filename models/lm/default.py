@@ -26,7 +26,7 @@ import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,16 +151,8 @@ def build_default_lm(
 
     with tempfile.TemporaryDirectory(prefix="dualdecomp-default-lm-", dir=out_dir) as tmp:
         candidate = Path(tmp) / "lm.binary"
-        built = None
-        for prune in PRUNE_SCHEDULE:
-            log(f"estimating an order-{ORDER} LM, prune={prune} ...")
-            built = build_lm_report(read_corpora_sentences(sources), candidate, order=ORDER, prune=prune,
-                                    binary=True, quantize=True, memory=memory, lmplz=lmplz)
-            log(f"  {built.size_bytes / 1e6:.1f} MB, n-grams {built.counts}, {built.seconds:.0f} s")
-            if built.size_bytes <= max_bytes:
-                break
-        else:
-            raise ModelError(f"no pruning setting gives a model under {max_bytes} bytes")
+        built, prune = build_within(lambda: read_corpora_sentences(sources), candidate, ORDER, PRUNE_SCHEDULE,
+                                    max_bytes, memory, lmplz, log)
         lm = load_lm(candidate)
         ppl, ppl_comp = perplexity(lm, dev_texts), perplexity(lm, dev_compressions)
         del lm
@@ -170,6 +162,46 @@ def build_default_lm(
     log(f"wrote {out_path} ({built.size_bytes} bytes); dev perplexity {ppl.perplexity:.1f} (texts), "
         f"{ppl_comp.perplexity:.1f} (compressions)")
     return built, ppl
+
+
+def build_within(sentences: Callable[[], Iterable[Sequence[str]]], out_path: Path, order: int,
+                 schedule: Sequence[tuple[int, ...] | None], max_bytes: int, memory: str = "20%",
+                 lmplz: str | Path | None = None, log=print) -> tuple[BuiltLM, tuple[int, ...] | None]:
+    """Estimate a binary LM with the first pruning setting of ``schedule`` whose file fits ``max_bytes``.
+
+    Parameters
+    ----------
+    sentences : callable
+        Returns the tokenised sentences afresh (one pass per setting tried).
+    out_path : pathlib.Path
+        The binary written (overwritten by each setting tried).
+    order : int
+    schedule : sequence of (tuple of int or None)
+        lmplz ``--prune`` settings in the order tried (None = unpruned).
+    max_bytes : int
+    memory : str
+        lmplz sorting memory.
+    lmplz : str or pathlib.Path, optional
+    log : callable
+
+    Returns
+    -------
+    (BuiltLM, tuple of int or None)
+        The model written and its pruning setting.
+
+    Raises
+    ------
+    ModelError
+        lmplz missing or failing, or no setting fits.
+    """
+    for prune in schedule:
+        log(f"estimating an order-{order} LM, prune={prune} ...")
+        built = build_lm_report(sentences(), out_path, order=order, prune=prune, binary=True, quantize=True,
+                                memory=memory, lmplz=lmplz)
+        log(f"  {built.size_bytes / 1e6:.1f} MB, n-grams {built.counts}, {built.seconds:.0f} s")
+        if built.size_bytes <= max_bytes:
+            return built, prune
+    raise ModelError(f"no pruning setting gives an order-{order} model under {max_bytes} bytes")
 
 
 def _write_report(path: Path, built: BuiltLM, ppl: Perplexity, ppl_comp: Perplexity,

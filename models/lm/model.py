@@ -84,6 +84,11 @@ class LanguageModel:
     def __repr__(self) -> str:
         return f"LanguageModel(path={str(self.path)!r}, order={self.order})"
 
+    @property
+    def kenlm_model(self) -> kenlm.Model:
+        """The loaded ``kenlm.Model`` (for searches that keep KenLM states themselves)."""
+        return self._model
+
     # --- vocabulary ---------------------------------------------------------------------------------
 
     def __contains__(self, word: str) -> bool:

@@ -8,6 +8,7 @@ from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree, relinearise
+from dualdecomp.models.ordering.lm_beam import lm_beam_applies
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import refine
 from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first, goal_result
@@ -27,8 +28,10 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     When the model has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
     ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
     ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
-    place of the tree beam DP. Every decoder keeps the ordered units (``OrderingInput.units``); the
-    paper's model's decoders use the model's LM term for inputs with units (``OrderingModel.for_input``).
+    place of the tree beam DP. When the model has an LM beam search
+    (``dualdecomp.models.ordering.lm_beam``), ``exact.lm_beam`` says which inputs it orders instead
+    (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the paper's
+    model's decoders use the model's LM term for inputs with units (``OrderingModel.for_input``).
 
     Parameters
     ----------
@@ -44,6 +47,8 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     OrderingResult
         ``certified`` is True only when the DP finished (the output is the model's optimum).
     """
+    if exact is not None and model.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
+        return model.lm_beam.decode(inp)
     start = time.perf_counter()
     model = model.for_input(inp)  # the LM weight for inputs with ordered units, when the model has one
     full_tree = all(h is not None for h in inp.heads)
@@ -64,6 +69,25 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     if exact is not None and exact.beam is not None:
         return refine(model, inp, first, exact.beam, exact.beam_attachments)
     return first
+
+
+def lm_beam_takes(inputs: str, inp: OrderingInput) -> bool:
+    """Whether the LM beam orders an input, for an ``ExactConfig.lm_beam`` setting.
+
+    Parameters
+    ----------
+    inputs : str
+        ``"none"``, ``"untagged"`` (inputs that give no tag and no head outside their units) or
+        ``"applicable"`` (every input without a given head outside its units).
+    inp : OrderingInput
+
+    Returns
+    -------
+    bool
+    """
+    if inputs == "none" or not lm_beam_applies(inp):
+        return False
+    return inputs == "applicable" or all(tag is None for tag in inp.pos)
 
 
 def _dp_result(model: OrderingModel, inp: OrderingInput, found: Linearisation[Edge], start: float

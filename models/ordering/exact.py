@@ -24,6 +24,9 @@ DEFAULT_TREE_BEAM = 64
 """K of the tree beam DP of the CLI's and the benchmark's decoders: the largest K of {4, 8, 16, 32, 64} whose
 slowest full-tree sentence of dev 1000-1029 stays within 5 s (README, "The tree beam DP")."""
 SECOND_STAGES = ("tree-beam", "linearizer")
+LM_BEAM_INPUTS = ("none", "untagged", "applicable")
+"""Which inputs the model's LM beam orders: none; those that give no tag and no head outside their units;
+every input it can order (no head given outside its units)."""
 """What may order the completed tree of a best-first output (``ExactConfig.second_stage``)."""
 
 
@@ -51,6 +54,10 @@ class ExactConfig:
         A bound per sentence on the tree beam DP's work that does not depend on the machine: its beam is
         halved (``beam``, ``beam // 2``, ..., 1) until the tree's worst case of attachments
         (:func:`worst_case_attachments`) is within it. None: always ``beam``.
+    lm_beam : str
+        Which inputs the model's LM beam search orders, when the model has one (one of
+        :data:`LM_BEAM_INPUTS`; ``dualdecomp.models.ordering.lm_beam``): the paper model's decoders take
+        the others.
     """
 
     max_states: int | None = 100_000
@@ -58,10 +65,13 @@ class ExactConfig:
     linearizer: bool = False
     second_stage: str = "tree-beam"
     beam_attachments: int | None = None
+    lm_beam: str = "none"
 
     def __post_init__(self) -> None:
         if self.second_stage not in SECOND_STAGES:
             raise ValueError(f"second_stage must be one of {SECOND_STAGES}, not {self.second_stage!r}")
+        if self.lm_beam not in LM_BEAM_INPUTS:
+            raise ValueError(f"lm_beam must be one of {LM_BEAM_INPUTS}, not {self.lm_beam!r}")
         if self.beam_attachments is not None and self.beam_attachments < 1:
             raise ValueError("beam_attachments must be positive")
 

@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from dualdecomp.models.ordering.features import leaf_features
 from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
+
+if TYPE_CHECKING:
+    # lazy: for the annotation only (the LM beam's module imports the search, which imports this one)
+    from dualdecomp.models.ordering.lm_beam import LMBeam
 
 FORMAT = "dualdecomp-word-order/1"
 
@@ -58,6 +63,10 @@ class OrderingModel:
     linearizer : Linearizer or None
         The head-domain linearizer saved beside the model (``linearizer.json``), if any: the default
         decoder of full trees, and on request the second stage (``dualdecomp.models.ordering.linearizer``).
+    lm_beam : LMBeam or None
+        The LM beam search saved beside the model (its LM file and settings in ``meta["decode"]["lm_beam"]``),
+        if any: the decoder of inputs without given heads outside their units when its ``default`` says
+        so (``dualdecomp.models.ordering.lm_beam``).
     """
 
     weights: np.ndarray
@@ -69,6 +78,7 @@ class OrderingModel:
     lm: OrderingLM | None = field(default=None, compare=False, repr=False)
     units_lm: OrderingLM | None = field(default=None, compare=False, repr=False)
     linearizer: Linearizer | None = field(default=None, compare=False, repr=False)
+    lm_beam: LMBeam | None = field(default=None, compare=False, repr=False)
 
     @property
     def mask(self) -> int:
@@ -253,11 +263,14 @@ def load_model(directory: str | Path) -> OrderingModel:
     weights[index] = value
     names = tuple(doc["tag_names"])
     tag_id = {t: k for k, t in enumerate(names)}
+    from dualdecomp.models.ordering.lm_beam import load_lm_beam  # lazy: that module imports this one
+
     return OrderingModel(weights=weights, tag_names=names,
                          word_tags={w: tuple(tag_id[t] for t in tags)
                                     for w, tags in doc["word_tags"].items()},
                          open_tags=tuple(tag_id[t] for t in doc["open_tags"]), hash_bits=bits,
-                         meta=doc.get("meta", {}), linearizer=load_linearizer(path))
+                         meta=doc.get("meta", {}), linearizer=load_linearizer(path),
+                         lm_beam=load_lm_beam(path, doc.get("meta", {})))
 
 
 def new_model(examples: list[OrderingExample], hash_bits: int = 20, min_share: float = 0.05,

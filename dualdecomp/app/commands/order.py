@@ -35,6 +35,8 @@ train-linearizer: the head-domain linearizer (averaged perceptron; epoch and LM 
 evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
 of Table 7 of the paper.
 select-lm: choose the LM weight on dev sentences (deterministic rule, README) and store it (--write).
+build-lm-beam: estimate the n-gram LM of the LM beam search (beyond the paper: a bag ordered by the LM
+alone, left to right, APPROXIMATE) into a model, choose its beam on dev and store both.
 """
 
 
@@ -63,7 +65,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--input", default=None, metavar="FILE", help="inputs (.conllu or .jsonl)")
     parser.add_argument("--words", default=None, metavar="TEXT",
                         help="a bag of words separated by spaces (instead of --input)")
-    sub = parser.add_subparsers(dest="order_command", metavar="{train,train-linearizer,evaluate,select-lm}")
+    sub = parser.add_subparsers(dest="order_command",
+                                metavar="{train,train-linearizer,evaluate,select-lm,build-lm-beam}")
 
     train = sub.add_parser("train", help="train a word-order model (guided learning)")
     train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
@@ -127,6 +130,29 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     select.add_argument("--write", action="store_true", help="store the chosen weight in model.json")
     select.set_defaults(func=run)
 
+    lm_beam = sub.add_parser("build-lm-beam",
+                             help="estimate the LM beam's n-gram LM into a model, choose its beam on dev, "
+                                  "store both")
+    lm_beam.add_argument("--model", required=True, metavar="DIR",
+                         help="the model: lm_beam.binary and lm_beam.json are written there, the settings "
+                              "into model.json")
+    lm_beam.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (beam selection)")
+    lm_beam.add_argument("--data-dir", default=None, metavar="DIR",
+                         help="shared data directory with google/ and ud-english-ewt/ (default: "
+                              "../shared/data beside the checkout)")
+    lm_beam.add_argument("--order", type=int, default=4,
+                         help="n-gram order (default: %(default)s, chosen on dev)")
+    lm_beam.add_argument("--beams", type=int, nargs="+", default=[64, 256, 1024])
+    lm_beam.add_argument("--start", type=int, default=1000,
+                         help="first dev sentence used (default: %(default)s)")
+    lm_beam.add_argument("--sentences", type=int, default=200,
+                         help="dev sentences used (default: %(default)s)")
+    lm_beam.add_argument("--default", action="store_true",
+                         help="store that the default decoder orders inputs without tags and without heads "
+                              "outside their units with the LM beam (decided on dev by a stated rule)")
+    lm_beam.add_argument("--lmplz", default=None, metavar="DIR", help="directory of lmplz and build_binary")
+    lm_beam.set_defaults(func=run)
+
     evaluate = sub.add_parser("evaluate", help="BLEU / exact match / words recovered on a treebank")
     evaluate.add_argument("--data", required=True, metavar="CONLLU", help="gold treebank (e.g. EWT dev)")
     evaluate.add_argument("--conditions", nargs="+", default=["words", "pos50", "pos100", "dep50", "dep100",
@@ -177,6 +203,15 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
                         help="what orders the completed tree of a best-first output (default: %(default)s, "
                              "chosen on dev)")
+    parser.add_argument("--lm-beam", type=int, default=None, metavar="B",
+                        help="order every input without given heads outside its units by an n-gram LM "
+                             "alone, searched left to right with a beam of B states (beyond the paper; "
+                             "approximate, certified for the LM when nothing was pruned; its tree is "
+                             "spaCy's parse, constrained); 0 = never (default: the model's stored LM "
+                             "beam, for the inputs its stored rule says)")
+    parser.add_argument("--lm-beam-lm", default=None, metavar="FILE",
+                        help="KenLM model (any order) of the LM beam (default: the model's lm_beam.binary, "
+                             "else the embedded compression trigram)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
         return _select_lm(args)
     if args.order_command == "train-linearizer":
         return _train_linearizer(args)
+    if args.order_command == "build-lm-beam":
+        return _build_lm_beam(args)
     return _decode(args)
 
 
@@ -223,14 +260,44 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--tree-beam-attachments must be at least 1")
     if args.linearizer_states < 0:
         raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
+    if args.lm_beam is not None and args.lm_beam < 0:
+        raise InputError("--lm-beam must be 0 (never) or a positive LM beam")
     model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight,
                              args.linearizer_states)
+    model, lm_beam_inputs = _with_lm_beam(model, args)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=tree_beam or None,
                         linearizer=not args.no_linearizer and bool(tree_beam),
-                        second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments)
+                        second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments,
+                        lm_beam=lm_beam_inputs)
     return lambda inp: decode(model, inp, search, exact)
+
+
+def _with_lm_beam(model, args: argparse.Namespace):
+    """The model with the LM beam the options ask for, and the inputs it orders (``ExactConfig.lm_beam``).
+
+    ``--lm-beam B`` (B > 0): every input it can order, at beam B, with ``--lm-beam-lm`` or the model's LM
+    beam's LM or the embedded trigram; ``--lm-beam 0`` or ``--lm-weight 0`` (no LM): none; otherwise the
+    model's stored LM beam for the inputs without tags when its stored ``default`` says so.
+    """
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.models.lm.model import load_lm
+    from dualdecomp.models.ordering.lm_beam import LMBeam
+
+    if args.lm_beam is None:
+        if args.lm_beam_lm is not None:
+            raise InputError("--lm-beam-lm needs --lm-beam B")
+        stored = model.lm_beam
+        takes = stored is not None and stored.default and args.lm_weight != 0
+        return model, "untagged" if takes else "none"
+    if args.lm_beam == 0:
+        return model, "none"
+    if args.lm_beam_lm is not None:
+        lm = load_lm(args.lm_beam_lm)
+    else:
+        lm = model.lm_beam.lm if model.lm_beam is not None else load_lm(default_model_dir() / "lm.binary")
+    return replace(model, lm_beam=LMBeam(lm=lm, beam=args.lm_beam)), "applicable"
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -340,6 +407,37 @@ def _select_lm(args: argparse.Namespace) -> int:
     if args.write:
         model.save(args.model, {"decode": decode_meta})
     print(json.dumps({"selected_lm_weight": weight, "units": bool(args.units), "written": bool(args.write)}))
+    return 0
+
+
+def _build_lm_beam(args: argparse.Namespace) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.data.locations import CHECKOUT_ROOT
+    from dualdecomp.models.lm.model import load_lm
+    from dualdecomp.models.ordering.lm_beam import LM_FILE
+    from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
+    from dualdecomp.models.ordering.model import load_model
+    from dualdecomp.models.ordering.reading import read_conllu_examples
+
+    if args.start < 0 or args.sentences < 1 or min(args.beams) < 1:
+        raise InputError("--start must be >= 0, --sentences and --beams >= 1")
+    model_dir = Path(args.model)
+    model = load_model(model_dir)  # fails early on a missing model
+    dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
+    data_dir = Path(args.data_dir) if args.data_dir else CHECKOUT_ROOT.parent / "shared" / "data"
+    provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,
+                                  log=lambda line: print(json.dumps({"log": line}), flush=True))
+    beam, grid = select_beam(load_lm(model_dir / LM_FILE), dev, args.beams,
+                             log=lambda entry: print(json.dumps(entry), flush=True))
+    selection = {"rule": f"highest BLEU of the LM beam on the {SELECTION_CONDITION} condition; ties: the "
+                         "smaller beam", "dev_file": Path(args.dev).name, "start": args.start,
+                 "sentences": len(dev), "condition": SELECTION_CONDITION, "grid": grid}
+    decode_meta = {**model.meta.get("decode", {}), "lm_beam": {
+        "lm": LM_FILE, "beam": beam, "default": bool(args.default),
+        "default_inputs": "inputs that give no tag and no head outside their units",
+        "order": provenance["order"], "prune": provenance["prune"], "selection": selection}}
+    model.save(model_dir, {"decode": decode_meta})
+    print(json.dumps({"lm_beam": beam, "default": bool(args.default), "lm_bytes": provenance["size_bytes"]}))
     return 0
 
 

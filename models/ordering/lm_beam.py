@@ -1,0 +1,317 @@
+"""An n-gram LM beam search over a bag's items: the order of a bag without syntax (APPROXIMATE).
+
+Beyond the paper: Schmaltz, Rush & Shieber (2016, *Word Ordering Without Syntax*) order a bag of words by
+an n-gram LM alone, searched left to right with a beam and a future cost, and report higher BLEU than the
+syntax-based system of Zhang & Clark (2015) on the same task. Here the bag's *items* — each ordered unit
+of the input (``OrderingInput.units``, e.g. a base NP) one item, every other word one — are appended to a
+prefix one at a time; the score of a prefix is its KenLM log10 probability after ``<s>``. Two prefixes
+with the same items placed and the same KenLM state have the same completions, so only the better is
+kept (exact recombination); of the rest the ``beam`` best by their score plus a future cost — each
+unplaced item's log10 probability read from a null context — go on. The last step adds ``</s>``.
+
+Nothing is lost by recombination, so when no step had more states than the beam the output is the
+LM's best order of the items (``pruned`` is False: certified for the LM alone, not for any syntax
+model). Tests compare that with brute force over every order of the items.
+
+The output's dependency tree is not part of this search: :func:`lm_beam_decode` parses the ordered
+words with the spaCy pipeline of ``dualdecomp.data.parsing`` and keeps the input's constraints (its
+given tags, the heads given inside units; only a unit's head takes dependents from outside the unit).
+Inputs that give any other head are not for this decoder (:func:`lm_beam_applies`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import kenlm
+
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.data.parsing import parse_tokens
+from dualdecomp.models.lm.model import LanguageModel, load_lm
+from dualdecomp.models.ordering.instance import ROOT, OrderingInput, unit_head
+from dualdecomp.models.ordering.search import OrderingResult
+
+METHOD = "LM beam (approximate)"
+CERTIFIED_METHOD = "LM beam (LM optimum: nothing pruned)"
+LM_FILE = "lm_beam.binary"
+"""The LM beam's KenLM file in a model directory."""
+
+
+@dataclass(frozen=True)
+class LMBeam:
+    """The LM beam decoder a model carries (``meta["decode"]["lm_beam"]`` and :data:`LM_FILE`).
+
+    Attributes
+    ----------
+    lm : LanguageModel
+    beam : int
+        States kept after each step (chosen on dev; README, "Word ordering").
+    default : bool
+        Whether the default decoder orders inputs without given heads outside their units with it
+        (decided on dev by a stated rule).
+    """
+
+    lm: LanguageModel
+    beam: int
+    default: bool = False
+
+    def decode(self, inp: OrderingInput) -> OrderingResult:
+        """:func:`lm_beam_decode` with this decoder's LM and beam."""
+        return lm_beam_decode(self.lm, inp, self.beam)
+
+
+def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
+    """The LM beam decoder of a saved model, if its ``meta["decode"]["lm_beam"]`` names one.
+
+    Parameters
+    ----------
+    directory : str or Path
+        The model directory (holding the LM file).
+    meta : dict
+        The model's ``meta``.
+
+    Returns
+    -------
+    LMBeam or None
+
+    Raises
+    ------
+    ModelError
+        Settings that are not a positive beam and a boolean default, or a missing or invalid LM file.
+    """
+    settings = meta.get("decode", {}).get("lm_beam")
+    if settings is None:
+        return None
+    beam, default = settings.get("beam") if isinstance(settings, dict) else None, None
+    if isinstance(settings, dict):
+        default = settings.get("default", False)
+    if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not isinstance(default, bool):
+        raise ModelError(f"{directory}: the LM beam's settings need a positive integer beam and a boolean "
+                         f"default (got {settings!r})")
+    return LMBeam(lm=load_lm(Path(directory) / settings.get("lm", LM_FILE)), beam=beam, default=default)
+
+
+@dataclass(frozen=True)
+class BeamOrder:
+    """What the LM beam search found.
+
+    Attributes
+    ----------
+    order : tuple of int
+        Input word indices in output order (every word).
+    logprob : float
+        KenLM log10 probability of the output with ``<s>`` and ``</s>``.
+    pruned : bool
+        Whether some step had more states than the beam (False: ``order`` is the LM's optimum over the
+        orders of the items).
+    states : int
+        States generated (after recombination), all steps together.
+    """
+
+    order: tuple[int, ...]
+    logprob: float
+    pruned: bool
+    states: int
+
+
+def input_items(inp: OrderingInput) -> list[tuple[int, ...]]:
+    """The bag's items: each ordered unit (in its order), then every word outside the units alone.
+
+    Parameters
+    ----------
+    inp : OrderingInput
+
+    Returns
+    -------
+    list of tuple of int
+        Word indices of each item, in the order they are placed within the item.
+    """
+    inside = {k for unit in inp.units for k in unit}
+    return [tuple(unit) for unit in inp.units] + [(k,) for k in range(len(inp)) if k not in inside]
+
+
+def lm_beam_order(lm: LanguageModel, inp: OrderingInput, beam: int) -> BeamOrder:
+    """The best order of the bag's items under the LM that the beam search finds.
+
+    Parameters
+    ----------
+    lm : LanguageModel
+        Any order (the search keys states by KenLM's own state).
+    inp : OrderingInput
+    beam : int
+        States kept after each step (at least 1).
+
+    Returns
+    -------
+    BeamOrder
+
+    Raises
+    ------
+    InputError
+        A beam below 1.
+    """
+    if beam < 1:
+        raise InputError(f"the LM beam must be at least 1 (got {beam})")
+    model = lm.kenlm_model
+    items = input_items(inp)
+    words = lm.lm_words(inp.words)
+    future = [_null_context_logprob(model, [words[k] for k in item]) for item in items]
+    start = kenlm.State()
+    model.BeginSentenceWrite(start)
+    # a state: (score, placed items as a bit mask, KenLM state, item sequence, future cost of the rest)
+    states = [(0.0, 0, start, (), sum(future))]
+    pruned, generated = False, 0
+    for _ in items:
+        found: dict[tuple[int, kenlm.State], tuple] = {}
+        for score, placed, lm_state, sequence, rest in states:
+            for j, item in enumerate(items):
+                if placed >> j & 1:
+                    continue
+                total, state = score, lm_state
+                for k in item:
+                    out = kenlm.State()
+                    total += model.BaseScore(state, words[k], out)
+                    state = out
+                key = (placed | 1 << j, state)
+                best = found.get(key)
+                if best is None or total > best[0]:
+                    found[key] = (total, key[0], state, (*sequence, j), rest - future[j])
+        generated += len(found)
+        ranked = sorted(found.values(), key=lambda s: -(s[0] + s[4]))
+        pruned = pruned or len(ranked) > beam
+        states = ranked[:beam]
+    best_total, best_sequence = float("-inf"), ()
+    for score, _, lm_state, sequence, _ in states:
+        total = score + model.BaseScore(lm_state, "</s>", kenlm.State())
+        if total > best_total:
+            best_total, best_sequence = total, sequence
+    order = tuple(k for j in best_sequence for k in items[j])
+    return BeamOrder(order=order, logprob=best_total, pruned=pruned, states=generated)
+
+
+def _null_context_logprob(model: kenlm.Model, words: list[str]) -> float:
+    state, out = kenlm.State(), kenlm.State()
+    model.NullContextWrite(state)
+    total = 0.0
+    for word in words:
+        total += model.BaseScore(state, word, out)
+        state, out = out, state
+    return total
+
+
+def lm_beam_applies(inp: OrderingInput) -> bool:
+    """Whether the LM beam can decode an input: no head is given except those inside its units.
+
+    Parameters
+    ----------
+    inp : OrderingInput
+
+    Returns
+    -------
+    bool
+    """
+    inside = {k for unit in inp.units for k in unit}
+    return all(head is None or (k in inside and head != ROOT) for k, head in enumerate(inp.heads))
+
+
+def constrained_tree(inp: OrderingInput, order: tuple[int, ...], parsed_heads: tuple[int, ...]) -> list[int]:
+    """A dependency tree over the output that keeps the input's given heads and unit rule.
+
+    Parameters
+    ----------
+    inp : OrderingInput
+    order : tuple of int
+        Input word indices in output order (every word).
+    parsed_heads : tuple of int
+        A parser's heads of the output words (1-based output positions, 0 for the root).
+
+    Returns
+    -------
+    list of int
+        Heads of the output words, 0-based output positions, ``ROOT`` for the one root: the given head
+        where the input gives one; an outside word the parser attached to a unit's non-head word goes to
+        the unit's head; one root (the given root, else the parser's first root whose head is free, else
+        the first word whose head is free); every other root and every cycle is broken by attaching a
+        word whose head is free to that root.
+    """
+    n = len(order)
+    position = {k: p for p, k in enumerate(order)}
+    heads = [h - 1 if h > 0 else ROOT for h in parsed_heads]
+    given = [inp.heads[k] for k in order]
+    for p, head in enumerate(given):
+        if head is not None:
+            heads[p] = ROOT if head == ROOT else position[head]
+    for unit in inp.units:
+        top = position[unit_head(unit, inp.heads)]
+        members = {position[k] for k in unit}
+        for p in range(n):
+            if p not in members and heads[p] in members and heads[p] != top:
+                heads[p] = top
+    free = [p for p in range(n) if given[p] is None]
+    roots = [p for p in range(n) if given[p] == ROOT]
+    if not roots:
+        roots = [p for p in free if heads[p] == ROOT] or free[:1]
+    root = roots[0]
+    heads[root] = ROOT
+    for p in free:
+        if p != root and heads[p] == ROOT:
+            heads[p] = root
+    for p in range(n):
+        cycle = _cycle_from(heads, p)
+        while cycle:
+            breaker = next(q for q in cycle if given[q] is None)
+            heads[breaker] = root
+            cycle = _cycle_from(heads, p)
+    return heads
+
+
+def _cycle_from(heads: list[int], start: int) -> list[int]:
+    """The cycle reached by following heads from ``start`` (empty when the walk reaches the root)."""
+    seen: dict[int, int] = {}
+    p = start
+    while p != ROOT and p not in seen:
+        seen[p] = len(seen)
+        p = heads[p]
+    if p == ROOT:
+        return []
+    path = list(seen)
+    return path[seen[p]:]
+
+
+def lm_beam_decode(lm: LanguageModel, inp: OrderingInput, beam: int) -> OrderingResult:
+    """Order a bag by the LM beam search and give the output a tree (spaCy's parse, constrained).
+
+    Parameters
+    ----------
+    lm : LanguageModel
+    inp : OrderingInput
+        An input for which :func:`lm_beam_applies`.
+    beam : int
+
+    Returns
+    -------
+    OrderingResult
+        Complete; ``score`` is the output's KenLM log10 probability; ``certified`` when nothing was pruned
+        (the LM's optimum, ``method`` says so); tags are the given ones, else spaCy's.
+
+    Raises
+    ------
+    InputError
+        An input that gives heads outside its units, or a beam below 1.
+    """
+    if not lm_beam_applies(inp):
+        raise InputError("the LM beam orders inputs without given heads outside their units")
+    start = time.perf_counter()
+    found = lm_beam_order(lm, inp, beam)
+    words = tuple(inp.words[k] for k in found.order)
+    parsed = parse_tokens([words])[0]
+    heads = constrained_tree(inp, found.order, parsed.heads)
+    pos = tuple(inp.pos[k] if inp.pos[k] is not None else tag for k, tag in zip(found.order, parsed.tags,
+                                                                                   strict=True))
+    return OrderingResult(order=found.order, words=words, pos=pos,
+                          heads=tuple(0 if h == ROOT else h + 1 for h in heads), complete=True,
+                          score=found.logprob, recovered=1.0, expansions=found.states,
+                          seconds=time.perf_counter() - start,
+                          method=METHOD if found.pruned else CERTIFIED_METHOD, certified=not found.pruned)
