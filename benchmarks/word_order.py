@@ -58,7 +58,7 @@ from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
 from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_beam import lm_beam_decode
+from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -174,7 +174,7 @@ def main() -> None:
     parser.add_argument("--lm-beam", type=int, nargs="+", default=None,
                         help="beams of the LM beam search (--what lm-beam; default: the model's)")
     parser.add_argument("--lm-beam-lm", default=None,
-                        help="KenLM model of the LM beam search (default: the model's own)")
+                        help="KenLM model of the LM beam search, alone (default: the model's LMs)")
     parser.add_argument("--seed", type=int, default=0,
                         help="sentence k (from --start) uses seed + k (give --seed START to split a run)")
     parser.add_argument("--outputs", default=None,
@@ -324,18 +324,21 @@ def main() -> None:
 
 def _lm_beam(model, examples, args, base: dict) -> None:
     """The ``lm-beam`` measure: the LM beam search on the conditions it decodes, for each beam."""
-    lm_path = args.lm_beam_lm or (model.lm_beam.lm.path if model.lm_beam is not None else None)
-    if lm_path is None:
+    if args.lm_beam_lm is not None:
+        terms = (LMTerm(load_lm(args.lm_beam_lm)),)
+    elif model.lm_beam is not None:
+        terms = model.lm_beam.terms
+    else:
         raise SystemExit("--what lm-beam needs --lm-beam-lm FILE (the model has no LM beam)")
-    lm = load_lm(lm_path)
+    lms = " + ".join(f"{t.weight:g} x {t.lm.path}" for t in terms)
     conditions = [c for c in args.conditions if CONDITIONS[c].dep == 0.0]
     beams = args.lm_beam or [model.lm_beam.beam if model.lm_beam is not None else 256]
     for beam in beams:
         for condition in conditions:
-            scores, results = evaluate(examples, lambda inp, b=beam: lm_beam_decode(lm, inp, b), condition,
+            scores, results = evaluate(examples, lambda inp, b=beam: lm_beam_decode(terms, inp, b), condition,
                                        args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "lm_beam": beam,
-                   "lm_beam_lm": str(lm_path), "method": _methods(results), **scores.as_json(),
+                   "lm_beam_lm": lms, "method": _methods(results), **scores.as_json(),
                    "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
                    "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
             if args.outputs:

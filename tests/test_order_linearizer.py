@@ -322,8 +322,8 @@ def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
     code, out, _ = run_cli(capsys, ["order", "--input", demo, "--lm-beam", "0", "--max-expansions", "200"])
     assert code == 0 and json.loads(out.splitlines()[0])["method"] in (TREE_BEAM_STAGE,
                                                                        "best-first (approximate)")
-    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "linearizer", "--lm-beam", "0",
-                                    "--max-expansions", "200"])
+    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "linearizer",
+                                    "--lm-beam", "0", "--max-expansions", "200"])
     assert code == 0 and json.loads(out.splitlines()[0])["method"] == REFINED_METHOD
     code, out, _ = run_cli(capsys, ["order", "--input", demo, "--linearizer-states", "20000",
                                     "--max-expansions", "200"])

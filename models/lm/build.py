@@ -138,13 +138,15 @@ def _programs_in(directory: Path, lmplz: Path) -> LmPrograms | None:
 # --- building ---------------------------------------------------------------------------------------
 
 
-def lm_tokens(tokens: Sequence[str]) -> list[str]:
+def lm_tokens(tokens: Sequence[str], cased: bool = False) -> list[str]:
     """The tokens written to the lmplz corpus for one sentence.
 
     Parameters
     ----------
     tokens : sequence of str
         Raw tokens of one sentence.
+    cased : bool
+        Keep the tokens as written (no lowercasing, no digit masking).
 
     Returns
     -------
@@ -160,7 +162,7 @@ def lm_tokens(tokens: Sequence[str]) -> list[str]:
     for tok in tokens:
         if not isinstance(tok, str) or not tok or any(ch.isspace() for ch in tok):
             raise InputError(f"invalid token {tok!r}: tokens must be non-empty strings without whitespace")
-        word = normalise_token(tok)
+        word = tok if cased else normalise_token(tok)
         out.append(RARE if word in SPECIAL_TOKENS else word)
     return out
 
@@ -223,6 +225,7 @@ def build_lm_report(
     quantize: bool = True,
     memory: str = "20%",
     lmplz: str | Path | None = None,
+    cased: bool = False,
 ) -> BuiltLM:
     """:func:`build_lm`, returning the n-gram counts and corpus statistics too.
 
@@ -230,6 +233,8 @@ def build_lm_report(
     ----------
     sentences, out_path, order, prune, binary, quantize, memory, lmplz
         As for :func:`build_lm`.
+    cased : bool
+        Estimate on the tokens as written (:func:`lm_tokens`); load the model with ``cased=True``.
 
     Returns
     -------
@@ -257,7 +262,7 @@ def build_lm_report(
             for sent in sentences:
                 if isinstance(sent, str):
                     raise InputError("sentences must be sequences of tokens, not strings")
-                words = lm_tokens(sent)
+                words = lm_tokens(sent, cased)
                 if words:
                     fh.write(" ".join(words))
                     fh.write("\n")

@@ -58,11 +58,16 @@ class LanguageModel:
     ----------
     path : str or pathlib.Path
         An ARPA file or a KenLM binary file.
+    cased : bool
+        The model was estimated on tokens as written (``build_lm_report(..., cased=True)``): queries keep
+        each token's case and digits (only the special tokens are unknown words). Default: the
+        project's normalisation (lowercase, digits → ``##``).
 
     Attributes
     ----------
     path : pathlib.Path
         The file the model was loaded from.
+    cased : bool
     order : int
         The n-gram order.
     has_rare : bool
@@ -74,8 +79,9 @@ class LanguageModel:
         If the file is missing, unreadable or not a valid KenLM model.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, cased: bool = False) -> None:
         self.path = Path(path)
+        self.cased = bool(cased)
         self._model = _load_kenlm(self.path)
         self.order = int(self._model.order)
         self.has_rare = RARE in self._model
@@ -109,8 +115,9 @@ class LanguageModel:
             ``normalise_token(token)`` if it is in the vocabulary; otherwise ``"<rare>"`` when the LM
             has that token, else the normalised token itself, which KenLM scores as ``<unk>`` (or
             ``"<unk>"`` for ``<unk>``/``<s>``/``</s>``, an empty token or one containing whitespace).
+            A cased model (``cased``) keeps the token as written.
         """
-        word = normalise_token(token)
+        word = token if self.cased else normalise_token(token)
         if word in SPECIAL_TOKENS or word not in self._model:
             if self.has_rare:
                 return RARE
@@ -368,12 +375,14 @@ class LanguageModel:
         return state
 
 
-def load_lm(path: str | Path) -> LanguageModel:
+def load_lm(path: str | Path, cased: bool = False) -> LanguageModel:
     """Load a KenLM model (ARPA or binary).
 
     Parameters
     ----------
     path : str or pathlib.Path
+    cased : bool
+        Whether the model was estimated on tokens as written (:class:`LanguageModel`).
 
     Returns
     -------
@@ -384,7 +393,7 @@ def load_lm(path: str | Path) -> LanguageModel:
     ModelError
         If the file is missing, unreadable or not a valid KenLM model.
     """
-    return LanguageModel(path)
+    return LanguageModel(path, cased)
 
 
 def _load_kenlm(path: Path) -> kenlm.Model:

@@ -7,7 +7,10 @@ of the input (``OrderingInput.units``, e.g. a base NP) one item, every other wor
 prefix one at a time; the score of a prefix is its KenLM log10 probability after ``<s>``. Two prefixes
 with the same items placed and the same KenLM state have the same completions, so only the better is
 kept (exact recombination); of the rest the ``beam`` best by their score plus a future cost — each
-unplaced item's log10 probability read from a null context — go on. The last step adds ``</s>``.
+unplaced item's log10 probability read from a null context — go on. The last step adds ``</s>``. The
+score may sum several LMs, each with a weight (:class:`LMTerm`; states then carry one KenLM state each):
+the shipped model adds a small LM estimated on cased text to its large lowercased one, which cannot see
+that a capitalised word starts the sentence.
 
 Nothing is lost by recombination, so when no step had more states than the beam the output is the
 LM's best order of the items (``pruned`` is False: certified for the LM alone, not for any syntax
@@ -22,6 +25,7 @@ Inputs that give any other head are not for this decoder (:func:`lm_beam_applies
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +41,17 @@ METHOD = "LM beam (approximate)"
 CERTIFIED_METHOD = "LM beam (LM optimum: nothing pruned)"
 LM_FILE = "lm_beam.binary"
 """The LM beam's KenLM file in a model directory."""
+CASED_LM_FILE = "lm_beam_cased.binary"
+"""The LM beam's cased KenLM file in a model directory, when it has one."""
+
+
+@dataclass(frozen=True)
+class LMTerm:
+    """One n-gram LM of the search's score, with its weight: the score adds ``weight`` × its log10
+    probability of the prefix (after ``<s>``; ``</s>`` at the end)."""
+
+    lm: LanguageModel
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -45,7 +60,8 @@ class LMBeam:
 
     Attributes
     ----------
-    lm : LanguageModel
+    terms : tuple of LMTerm
+        The lowercased LM (weight 1) and, when the model has one, the cased LM with its weight.
     beam : int
         States kept after each step (chosen on dev; README, "Word ordering").
     default : bool
@@ -53,17 +69,18 @@ class LMBeam:
         (decided on dev by a stated rule).
     """
 
-    lm: LanguageModel
+    terms: tuple[LMTerm, ...]
     beam: int
     default: bool = False
 
     def decode(self, inp: OrderingInput) -> OrderingResult:
-        """:func:`lm_beam_decode` with this decoder's LM and beam."""
-        return lm_beam_decode(self.lm, inp, self.beam)
+        """:func:`lm_beam_decode` with this decoder's LMs and beam."""
+        return lm_beam_decode(self.terms, inp, self.beam)
 
 
 def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
-    """The LM beam decoder of a saved model, if its ``meta["decode"]["lm_beam"]`` names one.
+    """The LM beam decoder of a saved model, if its ``meta["decode"]["lm_beam"]`` names one (``lm``,
+    ``beam``, ``default``, and optionally ``cased_lm`` with its ``cased_weight``).
 
     Parameters
     ----------
@@ -79,7 +96,8 @@ def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
     Raises
     ------
     ModelError
-        Settings that are not a positive beam and a boolean default, or a missing or invalid LM file.
+        Settings that are not a positive beam and a boolean default (with a positive weight for a cased
+        LM), or a missing or invalid LM file.
     """
     settings = meta.get("decode", {}).get("lm_beam")
     if settings is None:
@@ -90,7 +108,14 @@ def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
     if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not isinstance(default, bool):
         raise ModelError(f"{directory}: the LM beam's settings need a positive integer beam and a boolean "
                          f"default (got {settings!r})")
-    return LMBeam(lm=load_lm(Path(directory) / settings.get("lm", LM_FILE)), beam=beam, default=default)
+    terms = [LMTerm(load_lm(Path(directory) / settings.get("lm", LM_FILE)))]
+    if settings.get("cased_lm") is not None:
+        weight = settings.get("cased_weight")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0 < weight < float("inf"):
+            raise ModelError(f"{directory}: the LM beam's cased LM needs a positive cased_weight "
+                             f"(got {weight!r})")
+        terms.append(LMTerm(load_lm(Path(directory) / settings["cased_lm"], cased=True), float(weight)))
+    return LMBeam(terms=tuple(terms), beam=beam, default=default)
 
 
 @dataclass(frozen=True)
@@ -102,7 +127,7 @@ class BeamOrder:
     order : tuple of int
         Input word indices in output order (every word).
     logprob : float
-        KenLM log10 probability of the output with ``<s>`` and ``</s>``.
+        The weighted sum of the LMs' log10 probabilities of the output with ``<s>`` and ``</s>``.
     pruned : bool
         Whether some step had more states than the beam (False: ``order`` is the LM's optimum over the
         orders of the items).
@@ -132,13 +157,13 @@ def input_items(inp: OrderingInput) -> list[tuple[int, ...]]:
     return [tuple(unit) for unit in inp.units] + [(k,) for k in range(len(inp)) if k not in inside]
 
 
-def lm_beam_order(lm: LanguageModel, inp: OrderingInput, beam: int) -> BeamOrder:
-    """The best order of the bag's items under the LM that the beam search finds.
+def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> BeamOrder:
+    """The best order of the bag's items under the weighted LMs that the beam search finds.
 
     Parameters
     ----------
-    lm : LanguageModel
-        Any order (the search keys states by KenLM's own state).
+    terms : sequence of LMTerm
+        The LMs (any order; the search keys states by KenLM's own states) and their weights.
     inp : OrderingInput
     beam : int
         States kept after each step (at least 1).
@@ -150,41 +175,51 @@ def lm_beam_order(lm: LanguageModel, inp: OrderingInput, beam: int) -> BeamOrder
     Raises
     ------
     InputError
-        A beam below 1.
+        A beam below 1, no LM, or a weight that is not a positive finite number.
     """
     if beam < 1:
         raise InputError(f"the LM beam must be at least 1 (got {beam})")
-    model = lm.kenlm_model
+    if not terms or not all(0 < t.weight < float("inf") for t in terms):
+        raise InputError("the LM beam needs at least one LM, each with a positive weight")
+    models = [t.lm.kenlm_model for t in terms]
+    weights = [t.weight for t in terms]
     items = input_items(inp)
-    words = lm.lm_words(inp.words)
-    future = [_null_context_logprob(model, [words[k] for k in item]) for item in items]
-    start = kenlm.State()
-    model.BeginSentenceWrite(start)
-    # a state: (score, placed items as a bit mask, KenLM state, item sequence, future cost of the rest)
-    states = [(0.0, 0, start, (), sum(future))]
+    words = [t.lm.lm_words(inp.words) for t in terms]
+    future = [sum(w * _null_context_logprob(m, [lw[k] for k in item])
+                  for m, w, lw in zip(models, weights, words, strict=True)) for item in items]
+    starts = []
+    for model in models:
+        start = kenlm.State()
+        model.BeginSentenceWrite(start)
+        starts.append(start)
+    # a state: (score, placed items as a bit mask, KenLM states, item sequence, future cost of the rest)
+    states = [(0.0, 0, tuple(starts), (), sum(future))]
     pruned, generated = False, 0
     for _ in items:
-        found: dict[tuple[int, kenlm.State], tuple] = {}
-        for score, placed, lm_state, sequence, rest in states:
+        found: dict[tuple, tuple] = {}
+        for score, placed, lm_states, sequence, rest in states:
             for j, item in enumerate(items):
                 if placed >> j & 1:
                     continue
-                total, state = score, lm_state
-                for k in item:
-                    out = kenlm.State()
-                    total += model.BaseScore(state, words[k], out)
-                    state = out
-                key = (placed | 1 << j, state)
+                total, next_states = score, []
+                for model, weight, lw, state in zip(models, weights, words, lm_states, strict=True):
+                    for k in item:
+                        out = kenlm.State()
+                        total += weight * model.BaseScore(state, lw[k], out)
+                        state = out
+                    next_states.append(state)
+                key = (placed | 1 << j, *next_states)
                 best = found.get(key)
                 if best is None or total > best[0]:
-                    found[key] = (total, key[0], state, (*sequence, j), rest - future[j])
+                    found[key] = (total, key[0], tuple(next_states), (*sequence, j), rest - future[j])
         generated += len(found)
         ranked = sorted(found.values(), key=lambda s: -(s[0] + s[4]))
         pruned = pruned or len(ranked) > beam
         states = ranked[:beam]
     best_total, best_sequence = float("-inf"), ()
-    for score, _, lm_state, sequence, _ in states:
-        total = score + model.BaseScore(lm_state, "</s>", kenlm.State())
+    for score, _, lm_states, sequence, _ in states:
+        total = score + sum(w * m.BaseScore(state, "</s>", kenlm.State())
+                            for m, w, state in zip(models, weights, lm_states, strict=True))
         if total > best_total:
             best_total, best_sequence = total, sequence
     order = tuple(k for j in best_sequence for k in items[j])
@@ -280,12 +315,12 @@ def _cycle_from(heads: list[int], start: int) -> list[int]:
     return path[seen[p]:]
 
 
-def lm_beam_decode(lm: LanguageModel, inp: OrderingInput, beam: int) -> OrderingResult:
+def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> OrderingResult:
     """Order a bag by the LM beam search and give the output a tree (spaCy's parse, constrained).
 
     Parameters
     ----------
-    lm : LanguageModel
+    terms : sequence of LMTerm
     inp : OrderingInput
         An input for which :func:`lm_beam_applies`.
     beam : int
@@ -293,8 +328,8 @@ def lm_beam_decode(lm: LanguageModel, inp: OrderingInput, beam: int) -> Ordering
     Returns
     -------
     OrderingResult
-        Complete; ``score`` is the output's KenLM log10 probability; ``certified`` when nothing was pruned
-        (the LM's optimum, ``method`` says so); tags are the given ones, else spaCy's.
+        Complete; ``score`` is the output's weighted LM log10 probability; ``certified`` when nothing was
+        pruned (the LMs' optimum, ``method`` says so); tags are the given ones, else spaCy's.
 
     Raises
     ------
@@ -304,7 +339,7 @@ def lm_beam_decode(lm: LanguageModel, inp: OrderingInput, beam: int) -> Ordering
     if not lm_beam_applies(inp):
         raise InputError("the LM beam orders inputs without given heads outside their units")
     start = time.perf_counter()
-    found = lm_beam_order(lm, inp, beam)
+    found = lm_beam_order(terms, inp, beam)
     words = tuple(inp.words[k] for k in found.order)
     parsed = parse_tokens([words])[0]
     heads = constrained_tree(inp, found.order, parsed.heads)

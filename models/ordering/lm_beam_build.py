@@ -1,12 +1,13 @@
-"""Estimate the LM beam's n-gram model (``lm_beam.binary`` in a word-order model directory), and choose its
-beam on dev.
+"""Estimate the LM beam's n-gram models (``lm_beam.binary``, and ``lm_beam_cased.binary`` in a word-order
+model directory), and choose its beam on dev.
 
 The sources are the default LM's Google sentence-compression training sentences and compressions
 (``dualdecomp.models.lm.default.SOURCES``) plus the sentences of the EWT train file (never dev), estimated
 by KenLM's ``lmplz`` (modified Kneser-Ney) with the first pruning setting of :func:`prune_schedule` whose
 binary fits in 25 MB, the default LM's size limit. ``lm_beam.json`` beside it records the sources (with
-their sha256), the order, the pruning, the n-gram counts and the size. The order was chosen on dev by the
-rule in the README ("Word ordering", "An LM beam decoder for bags").
+their sha256), the order, the pruning, the n-gram counts and the size. The cased LM is estimated from the EWT
+train sentences alone, tokens as written (no lowercasing, no digit masking), unpruned. Orders and weights
+were chosen on dev by the rules in the README ("Word ordering", "An LM beam decoder for bags").
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from pathlib import Path
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import file_sha256
-from dualdecomp.models.lm.build import read_corpora_sentences
+from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.default import MAX_BYTES, SOURCES, build_within
-from dualdecomp.models.lm.model import LanguageModel
 from dualdecomp.models.ordering.evaluation import evaluate
 from dualdecomp.models.ordering.instance import OrderingExample
-from dualdecomp.models.ordering.lm_beam import LM_FILE, lm_beam_decode
+from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.reading import read_conllu_examples
 
 PROVENANCE_FILE = "lm_beam.json"
@@ -51,8 +51,9 @@ def prune_schedule(order: int) -> tuple[tuple[int, ...] | None, ...]:
 
 
 def build_lm_beam_lm(data_dir: str | Path, out_dir: str | Path, order: int = 4, memory: str = "20%",
-                     lmplz: str | Path | None = None, log=print) -> dict:
-    """Estimate the LM beam's LM into ``out_dir`` (:data:`LM_FILE` and :data:`PROVENANCE_FILE`).
+                     lmplz: str | Path | None = None, log=print, cased_order: int | None = None) -> dict:
+    """Estimate the LM beam's LMs into ``out_dir`` (:data:`LM_FILE`, optionally :data:`CASED_LM_FILE`, and
+    :data:`PROVENANCE_FILE`).
 
     Parameters
     ----------
@@ -66,6 +67,8 @@ def build_lm_beam_lm(data_dir: str | Path, out_dir: str | Path, order: int = 4, 
     lmplz : str or Path, optional
         Where the KenLM programs are.
     log : callable
+    cased_order : int, optional
+        Also estimate a cased LM of this order (unpruned) from the EWT train sentences as written.
 
     Returns
     -------
@@ -93,18 +96,29 @@ def build_lm_beam_lm(data_dir: str | Path, out_dir: str | Path, order: int = 4, 
 
     out_dir.mkdir(parents=True, exist_ok=True)
     built, prune = build_within(sentences, out_dir / LM_FILE, order, schedule, MAX_BYTES, memory, lmplz, log)
+    def describe(paths: list[Path]) -> list[dict]:
+        return [{"file": str(p.relative_to(data_dir)), "sha256": file_sha256(p)} for p in paths]
+
+    cased = None
+    if cased_order is not None:
+        log(f"estimating the cased order-{cased_order} LM of the EWT train sentences ...")
+        ewt = ([*example.words] for example in read_conllu_examples(sources[-1]))
+        made = build_lm_report(ewt, out_dir / CASED_LM_FILE, order=cased_order, memory=memory, lmplz=lmplz,
+                               cased=True)
+        cased = {"file": CASED_LM_FILE, "order": made.order, "prune": None, "size_bytes": made.size_bytes,
+                 "ngram_counts": list(made.counts), "sentences": made.sentences, "tokens": made.tokens,
+                 "tokens_as_written": True, "sources": describe(sources[-1:])}
     provenance = {"file": LM_FILE, "order": built.order, "prune": list(prune) if prune else None,
                   "max_bytes": MAX_BYTES, "size_bytes": built.size_bytes, "ngram_counts": list(built.counts),
                   "sentences": built.sentences, "tokens": built.tokens,
                   "estimation": "KenLM lmplz, modified Kneser-Ney (--discount_fallback); binary trie, "
                                 "-q 8 -b 8",
-                  "sources": [{"file": str(p.relative_to(data_dir)), "sha256": file_sha256(p)}
-                              for p in sources]}
+                  "sources": describe(sources), "cased": cased}
     (out_dir / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")
     return provenance
 
 
-def select_beam(lm: LanguageModel, dev: Sequence[OrderingExample], beams: Sequence[int],
+def select_beam(terms: Sequence[LMTerm], dev: Sequence[OrderingExample], beams: Sequence[int],
                 condition: str = SELECTION_CONDITION, seed: int = 0,
                 log: Callable[[dict], None] = lambda entry: None) -> tuple[int, list[dict]]:
     """The beam of the stated rule: the highest BLEU of the LM beam on the selection sentences (ties: the
@@ -112,7 +126,8 @@ def select_beam(lm: LanguageModel, dev: Sequence[OrderingExample], beams: Sequen
 
     Parameters
     ----------
-    lm : LanguageModel
+    terms : sequence of LMTerm
+        The LMs of the search, with their weights.
     dev : sequence of OrderingExample
         The selection sentences (dev 1000-1199 in the recipe).
     beams : sequence of int
@@ -133,7 +148,8 @@ def select_beam(lm: LanguageModel, dev: Sequence[OrderingExample], beams: Sequen
         raise InputError("the LM beams tried must be positive")
     grid = []
     for beam in sorted(set(beams)):
-        scores, results = evaluate(list(dev), lambda inp, b=beam: lm_beam_decode(lm, inp, b), condition, seed)
+        scores, results = evaluate(list(dev), lambda inp, b=beam: lm_beam_decode(terms, inp, b), condition,
+                                   seed)
         entry = {"beam": beam, "bleu": round(scores.bleu, 2),
                  "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4)}
         log(entry)

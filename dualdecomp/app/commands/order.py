@@ -143,6 +143,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     lm_beam.add_argument("--order", type=int, default=4,
                          help="n-gram order (default: %(default)s, chosen on dev)")
     lm_beam.add_argument("--beams", type=int, nargs="+", default=[64, 256, 1024])
+    lm_beam.add_argument("--cased-order", type=int, default=4,
+                         help="order of the cased LM of the EWT train sentences added to the search's score "
+                              "(default: %(default)s; 0 = none)")
+    lm_beam.add_argument("--cased-weight", type=float, default=0.5,
+                         help="weight of the cased LM's log10 probability (default: %(default)s, chosen on "
+                              "dev)")
     lm_beam.add_argument("--start", type=int, default=1000,
                          help="first dev sentence used (default: %(default)s)")
     lm_beam.add_argument("--sentences", type=int, default=200,
@@ -210,8 +216,8 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                              "spaCy's parse, constrained); 0 = never (default: the model's stored LM "
                              "beam, for the inputs its stored rule says)")
     parser.add_argument("--lm-beam-lm", default=None, metavar="FILE",
-                        help="KenLM model (any order) of the LM beam (default: the model's lm_beam.binary, "
-                             "else the embedded compression trigram)")
+                        help="KenLM model (any order, lowercased) of the LM beam, alone (default: the "
+                             "model's LM beam's LMs, else the embedded compression trigram)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,12 +284,12 @@ def _with_lm_beam(model, args: argparse.Namespace):
     """The model with the LM beam the options ask for, and the inputs it orders (``ExactConfig.lm_beam``).
 
     ``--lm-beam B`` (B > 0): every input it can order, at beam B, with ``--lm-beam-lm`` or the model's LM
-    beam's LM or the embedded trigram; ``--lm-beam 0`` or ``--lm-weight 0`` (no LM): none; otherwise the
+    beam's LMs or the embedded trigram; ``--lm-beam 0`` or ``--lm-weight 0`` (no LM): none; otherwise the
     model's stored LM beam for the inputs without tags when its stored ``default`` says so.
     """
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.lm_beam import LMBeam
+    from dualdecomp.models.ordering.lm_beam import LMBeam, LMTerm
 
     if args.lm_beam is None:
         if args.lm_beam_lm is not None:
@@ -294,10 +300,12 @@ def _with_lm_beam(model, args: argparse.Namespace):
     if args.lm_beam == 0:
         return model, "none"
     if args.lm_beam_lm is not None:
-        lm = load_lm(args.lm_beam_lm)
+        terms = (LMTerm(load_lm(args.lm_beam_lm)),)
+    elif model.lm_beam is not None:
+        terms = model.lm_beam.terms
     else:
-        lm = model.lm_beam.lm if model.lm_beam is not None else load_lm(default_model_dir() / "lm.binary")
-    return replace(model, lm_beam=LMBeam(lm=lm, beam=args.lm_beam)), "applicable"
+        terms = (LMTerm(load_lm(default_model_dir() / "lm.binary")),)
+    return replace(model, lm_beam=LMBeam(terms=terms, beam=args.lm_beam)), "applicable"
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -414,28 +422,37 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import CHECKOUT_ROOT
     from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.lm_beam import LM_FILE
+    from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm
     from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.reading import read_conllu_examples
 
-    if args.start < 0 or args.sentences < 1 or min(args.beams) < 1:
-        raise InputError("--start must be >= 0, --sentences and --beams >= 1")
+    if args.start < 0 or args.sentences < 1 or min(args.beams) < 1 or args.cased_order < 0:
+        raise InputError("--start and --cased-order must be >= 0, --sentences and --beams >= 1")
+    if not 0 < args.cased_weight < float("inf"):
+        raise InputError("--cased-weight must be a positive number")
     model_dir = Path(args.model)
     model = load_model(model_dir)  # fails early on a missing model
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
     data_dir = Path(args.data_dir) if args.data_dir else CHECKOUT_ROOT.parent / "shared" / "data"
     provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,
-                                  log=lambda line: print(json.dumps({"log": line}), flush=True))
-    beam, grid = select_beam(load_lm(model_dir / LM_FILE), dev, args.beams,
-                             log=lambda entry: print(json.dumps(entry), flush=True))
+                                  log=lambda line: print(json.dumps({"log": line}), flush=True),
+                                  cased_order=args.cased_order or None)
+    terms = [LMTerm(load_lm(model_dir / LM_FILE))]
+    if args.cased_order:
+        terms.append(LMTerm(load_lm(model_dir / CASED_LM_FILE, cased=True), args.cased_weight))
+    else:
+        (model_dir / CASED_LM_FILE).unlink(missing_ok=True)
+    beam, grid = select_beam(terms, dev, args.beams, log=lambda entry: print(json.dumps(entry), flush=True))
     selection = {"rule": f"highest BLEU of the LM beam on the {SELECTION_CONDITION} condition; ties: the "
                          "smaller beam", "dev_file": Path(args.dev).name, "start": args.start,
                  "sentences": len(dev), "condition": SELECTION_CONDITION, "grid": grid}
     decode_meta = {**model.meta.get("decode", {}), "lm_beam": {
         "lm": LM_FILE, "beam": beam, "default": bool(args.default),
         "default_inputs": "inputs that give no tag and no head outside their units",
-        "order": provenance["order"], "prune": provenance["prune"], "selection": selection}}
+        "order": provenance["order"], "prune": provenance["prune"],
+        "cased_lm": CASED_LM_FILE if args.cased_order else None,
+        "cased_weight": args.cased_weight if args.cased_order else None, "selection": selection}}
     model.save(model_dir, {"decode": decode_meta})
     print(json.dumps({"lm_beam": beam, "default": bool(args.default), "lm_bytes": provenance["size_bytes"]}))
     return 0
