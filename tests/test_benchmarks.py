@@ -104,3 +104,19 @@ def test_word_order_features_compares_python_and_compiled_features_in_one_run(tm
     assert loops["compiled_s"] == training["compiled_s"]  # the one compiled run both compare with
     assert search["what"] == "best-first search" and search["identical_outputs"] is True
     assert training["python_s"] > 0 and training["compiled_s"] > 0 and search["peak_mb"] > 0
+
+
+def test_word_order_lm_beam_measures_the_conditions_without_heads(tmp_path):
+    """--what lm-beam: one line per beam and condition that gives no heads (dep50 is skipped), with the
+    model's LMs; certified is a share."""
+    base = [*word_order_command(tmp_path), "--sentences", "2", "--what", "lm-beam", "--conditions", "words",
+            "bnp", "dep50", "--lm-beam", "1", "512"]
+    out = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [(r["lm_beam"], r["condition"]) for r in records] == [(1, "words"), (1, "bnp"), (512, "words"),
+                                                                  (512, "bnp")]
+    for r in records:
+        assert r["sentences"] == 2 and r["recovered"] == 1.0 and 0.0 <= r["certified"] <= 1.0
+        assert "lm_beam_cased.binary" in r["lm_beam_lm"]
+    assert records[0]["certified"] <= records[2]["certified"]  # a wider beam prunes no more often

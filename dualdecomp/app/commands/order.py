@@ -27,7 +27,10 @@ beam DP (--tree-beam K, 64 by default: the exact DP keeping the K best states pe
 certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
 certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
 is completed (every word) and ordered again by the tree beam DP (--second-stage linearizer: by the
-linearizer). --tree-beam 0: best-first search alone, the paper's method.
+linearizer). --tree-beam 0: best-first search alone, the paper's method. Bags that give no tag and no
+head outside their units are ordered by the model's LM beam search instead (beyond the paper: n-gram LMs
+alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned; --lm-beam 0: never,
+--lm-beam B: every input without heads outside its units, at beam B).
 Output: one JSON line per input.
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
