@@ -237,8 +237,14 @@ class OrderingModel:
         (out / "model.json").write_text(text, encoding="utf-8")
 
 
-def load_model(directory: str | Path) -> OrderingModel:
+def load_model(directory: str | Path, lm_beam: bool = True) -> OrderingModel:
     """Load a model saved by :meth:`OrderingModel.save`.
+
+    Parameters
+    ----------
+    directory : str or Path
+    lm_beam : bool
+        Also load the LM beam the model's settings name (its LM files); False when they are being rebuilt.
 
     Raises
     ------
@@ -270,7 +276,7 @@ def load_model(directory: str | Path) -> OrderingModel:
                                     for w, tags in doc["word_tags"].items()},
                          open_tags=tuple(tag_id[t] for t in doc["open_tags"]), hash_bits=bits,
                          meta=doc.get("meta", {}), linearizer=load_linearizer(path),
-                         lm_beam=load_lm_beam(path, doc.get("meta", {})))
+                         lm_beam=load_lm_beam(path, doc.get("meta", {})) if lm_beam else None)
 
 
 def new_model(examples: list[OrderingExample], hash_bits: int = 20, min_share: float = 0.05,

@@ -435,7 +435,7 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     if not 0 < args.cased_weight < float("inf"):
         raise InputError("--cased-weight must be a positive number")
     model_dir = Path(args.model)
-    model = load_model(model_dir)  # fails early on a missing model
+    model = load_model(model_dir, lm_beam=False)  # fails early on a missing model; its LMs are rebuilt
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
     data_dir = Path(args.data_dir) if args.data_dir else CHECKOUT_ROOT.parent / "shared" / "data"
     provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,
