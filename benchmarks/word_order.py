@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--what", nargs="+",
                         choices=("conditions", "tree-beam", "linearizer", "linearizer-exact", "curve",
                                  "exact", "errors", "lm-beam"),
-                        default=["conditions", "tree-beam", "linearizer", "curve", "exact"])
+                        default=["conditions", "tree-beam", "linearizer", "lm-beam", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
