@@ -203,3 +203,10 @@ def test_cli_orders_with_the_lm_beam(capsys):
 def test_cli_lm_beam_refuses_a_bad_beam(capsys):
     assert main(["order", "--words", "the dog", "--lm-beam", "-1"]) == 2
     assert "LM beam" in capsys.readouterr().err
+
+
+def test_a_unit_head_with_a_given_head_outside_its_unit_is_not_for_the_lm_beam():
+    words = ("the", "dog", "barked")
+    inside_only = OrderingInput(words, (None,) * 3, (1, None, None), units=((0, 1),))
+    outside = OrderingInput(words, (None,) * 3, (1, 2, None), units=((0, 1),))
+    assert lm_beam_applies(inside_only) and not lm_beam_applies(outside)

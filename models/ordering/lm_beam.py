@@ -5,7 +5,7 @@ an n-gram LM alone, searched left to right with a beam and a future cost, and re
 syntax-based system of Zhang & Clark (2015) on the same task. Here the bag's *items* — each ordered unit
 of the input (``OrderingInput.units``, e.g. a base NP) one item, every other word one — are appended to a
 prefix one at a time; the score of a prefix is its KenLM log10 probability after ``<s>``. Two prefixes
-with the same items placed and the same KenLM state have the same completions, so only the better is
+with the same items placed and the same KenLM state(s) have the same completions, so only the better is
 kept (exact recombination); of the rest the ``beam`` best by their score plus a future cost — each
 unplaced item's log10 probability read from a null context — go on. The last step adds ``</s>``. The
 score may sum several LMs, each with a weight (:class:`LMTerm`; states then carry one KenLM state each):
@@ -13,7 +13,7 @@ the shipped model adds a small LM estimated on cased text to its large lowercase
 that a capitalised word starts the sentence.
 
 Nothing is lost by recombination, so when no step had more states than the beam the output is the
-LM's best order of the items (``pruned`` is False: certified for the LM alone, not for any syntax
+LMs' best order of the items (``pruned`` is False: certified for the LMs alone, not for any syntax
 model). Tests compare that with brute force over every order of the items.
 
 The output's dependency tree is not part of this search: :func:`lm_beam_decode` parses the ordered
@@ -65,8 +65,8 @@ class LMBeam:
     beam : int
         States kept after each step (chosen on dev; README, "Word ordering").
     default : bool
-        Whether the default decoder orders inputs without given heads outside their units with it
-        (decided on dev by a stated rule).
+        Whether the default decoder orders the inputs that give no tag and no head outside their units
+        with it (decided on dev by stated rules; ``ExactConfig.lm_beam == "untagged"``).
     """
 
     terms: tuple[LMTerm, ...]
@@ -102,9 +102,8 @@ def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
     settings = meta.get("decode", {}).get("lm_beam")
     if settings is None:
         return None
-    beam, default = settings.get("beam") if isinstance(settings, dict) else None, None
-    if isinstance(settings, dict):
-        default = settings.get("default", False)
+    beam = settings.get("beam") if isinstance(settings, dict) else None
+    default = settings.get("default", False) if isinstance(settings, dict) else None
     if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not isinstance(default, bool):
         raise ModelError(f"{directory}: the LM beam's settings need a positive integer beam and a boolean "
                          f"default (got {settings!r})")
@@ -185,8 +184,8 @@ def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Bea
     weights = [t.weight for t in terms]
     items = input_items(inp)
     words = [t.lm.lm_words(inp.words) for t in terms]
-    future = [sum(w * _null_context_logprob(m, [lw[k] for k in item])
-                  for m, w, lw in zip(models, weights, words, strict=True)) for item in items]
+    future = [sum(t.weight * t.lm.phrase_logprob([lw[k] for k in item])
+                  for t, lw in zip(terms, words, strict=True)) for item in items]
     starts = []
     for model in models:
         start = kenlm.State()
@@ -226,18 +225,8 @@ def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Bea
     return BeamOrder(order=order, logprob=best_total, pruned=pruned, states=generated)
 
 
-def _null_context_logprob(model: kenlm.Model, words: list[str]) -> float:
-    state, out = kenlm.State(), kenlm.State()
-    model.NullContextWrite(state)
-    total = 0.0
-    for word in words:
-        total += model.BaseScore(state, word, out)
-        state, out = out, state
-    return total
-
-
 def lm_beam_applies(inp: OrderingInput) -> bool:
-    """Whether the LM beam can decode an input: no head is given except those inside its units.
+    """Whether the LM beam can decode an input: every given head is that of a word in the same unit.
 
     Parameters
     ----------
@@ -247,8 +236,9 @@ def lm_beam_applies(inp: OrderingInput) -> bool:
     -------
     bool
     """
-    inside = {k for unit in inp.units for k in unit}
-    return all(head is None or (k in inside and head != ROOT) for k, head in enumerate(inp.heads))
+    unit_of = {k: n for n, unit in enumerate(inp.units) for k in unit}
+    return all(head is None or (k in unit_of and unit_of.get(head) == unit_of[k])
+               for k, head in enumerate(inp.heads))
 
 
 def constrained_tree(inp: OrderingInput, order: tuple[int, ...], parsed_heads: tuple[int, ...]) -> list[int]:
