@@ -61,6 +61,8 @@ def test_bad_conllu_trees(name, message):
     ({"words": ["a", "b"], "pos": ["DT"]}, "POS"),
     ({"words": ["a", ""]}, "empty"),
     ({"text": 3}, "required"),
+    ({"words": ["\ud800", "dog"]}, "surrogate"),
+    ({"words": ["a", "b"], "pos": ["\udc80", None]}, "POS"),
 ])
 def test_bad_jsonl_records(tmp_path, record, message):
     path = tmp_path / "bad.jsonl"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.jsonl import is_valid_unicode
 
 ROOT = -1
 """Head value of the root word (0-based indices; CoNLL-U head 0 becomes -1)."""
@@ -198,8 +199,10 @@ def validate(words, pos, heads, ident: str = "") -> None:
     for k, w in enumerate(words):
         if not isinstance(w, str) or not w.strip() or any(c.isspace() for c in w):
             raise InputError(f"{where}: word {k + 1} is empty or contains white space: {w!r}")
+        if not is_valid_unicode(w):
+            raise InputError(f"{where}: word {k + 1} is not valid Unicode (an unpaired surrogate): {w!r}")
     for k, p in enumerate(pos):
-        if p is not None and (not isinstance(p, str) or not p.strip()):
+        if p is not None and (not isinstance(p, str) or not p.strip() or not is_valid_unicode(p)):
             raise InputError(f"{where}: POS of word {k + 1} is not a tag: {p!r}")
     roots = 0
     for k, h in enumerate(heads):
