@@ -56,7 +56,7 @@ from dataclasses import replace
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
-from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate, score, text_scores
+from dualdecomp.models.ordering.evaluation import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
@@ -235,7 +235,7 @@ def main() -> None:
                                        condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "tree_beam": label, "method": _methods(results), **scores.as_json(),
-                   "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
+                   "certified": certified_share(results),
                    "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
             if args.outputs:
                 _write_outputs(args.outputs, condition, label, examples, results)
@@ -339,7 +339,7 @@ def _lm_beam(model, examples, args, base: dict) -> None:
                                        args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "lm_beam": beam,
                    "lm_beam_lm": lms, "method": _methods(results), **scores.as_json(),
-                   "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4),
+                   "certified": certified_share(results),
                    "max_seconds": round(max((r.seconds for r in results), default=0.0), 2)})
             if args.outputs:
                 _write_outputs(args.outputs, condition, f"lm-beam-{beam}", examples, results)

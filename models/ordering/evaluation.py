@@ -127,6 +127,20 @@ def score(examples: list[OrderingExample], results: list[OrderingResult], second
                   sentences=len(results), seconds=seconds)
 
 
+def certified_share(results: list[OrderingResult]) -> float:
+    """The share of outputs whose decoder certified them (rounded to 4 places; 0 for no outputs).
+
+    Parameters
+    ----------
+    results : list of OrderingResult
+
+    Returns
+    -------
+    float
+    """
+    return round(sum(r.certified for r in results) / max(1, len(results)), 4)
+
+
 def text_scores(hyps: list[str], refs: list[str]) -> tuple[float, float]:
     """Corpus BLEU (sacrebleu, one reference each) and the share of exact matches of output sentences.
 

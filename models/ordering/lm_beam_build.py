@@ -20,7 +20,7 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import file_sha256
 from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.default import MAX_BYTES, SOURCES, build_within
-from dualdecomp.models.ordering.evaluation import evaluate
+from dualdecomp.models.ordering.evaluation import certified_share, evaluate
 from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -151,7 +151,7 @@ def select_beam(terms: Sequence[LMTerm], dev: Sequence[OrderingExample], beams: 
         scores, results = evaluate(list(dev), lambda inp, b=beam: lm_beam_decode(terms, inp, b), condition,
                                    seed)
         entry = {"beam": beam, "bleu": round(scores.bleu, 2),
-                 "certified": round(sum(r.certified for r in results) / max(1, len(results)), 4)}
+                 "certified": certified_share(results)}
         log(entry)
         grid.append(entry)
     best = max(grid, key=lambda e: (e["bleu"], -e["beam"]))
