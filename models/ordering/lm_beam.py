@@ -107,14 +107,42 @@ def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
     if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1 or not isinstance(default, bool):
         raise ModelError(f"{directory}: the LM beam's settings need a positive integer beam and a boolean "
                          f"default (got {settings!r})")
-    terms = [LMTerm(load_lm(Path(directory) / settings.get("lm", LM_FILE)))]
-    if settings.get("cased_lm") is not None:
-        weight = settings.get("cased_weight")
-        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0 < weight < float("inf"):
-            raise ModelError(f"{directory}: the LM beam's cased LM needs a positive cased_weight "
-                             f"(got {weight!r})")
-        terms.append(LMTerm(load_lm(Path(directory) / settings["cased_lm"], cased=True), float(weight)))
-    return LMBeam(terms=tuple(terms), beam=beam, default=default)
+    weight = settings.get("cased_weight")
+    positive = isinstance(weight, (int, float)) and not isinstance(weight, bool) and 0 < weight < float("inf")
+    if settings.get("cased_lm") is not None and not positive:
+        raise ModelError(f"{directory}: the LM beam's cased LM needs a positive cased_weight "
+                         f"(got {weight!r})")
+    terms = lm_terms(directory, settings.get("lm", LM_FILE), settings.get("cased_lm"), weight)
+    return LMBeam(terms=terms, beam=beam, default=default)
+
+
+def lm_terms(directory: str | Path, lm: str = LM_FILE, cased_lm: str | None = None,
+             cased_weight: float | None = None) -> tuple[LMTerm, ...]:
+    """The LM beam's LMs in a model directory: the lowercased LM at weight 1, then the cased one, if named.
+
+    Parameters
+    ----------
+    directory : str or Path
+    lm : str
+        File of the lowercased LM.
+    cased_lm : str, optional
+        File of the cased LM (tokens as written).
+    cased_weight : float, optional
+        Its weight (positive; needed with ``cased_lm``).
+
+    Returns
+    -------
+    tuple of LMTerm
+
+    Raises
+    ------
+    ModelError
+        A missing or invalid LM file.
+    """
+    terms = [LMTerm(load_lm(Path(directory) / lm))]
+    if cased_lm is not None:
+        terms.append(LMTerm(load_lm(Path(directory) / cased_lm, cased=True), float(cased_weight)))
+    return tuple(terms)
 
 
 @dataclass(frozen=True)

@@ -88,21 +88,20 @@ def build_lm_beam_lm(data_dir: str | Path, out_dir: str | Path, order: int = 4, 
         if not path.is_file():
             raise InputError(f"missing data file {path} (is --data-dir right?)")
     schedule = prune_schedule(order)
+    ewt = [list(example.words) for example in read_conllu_examples(sources[-1])]  # read once, used by both
 
     def sentences() -> Iterator[list[str]]:
         yield from read_corpora_sentences(sources[:-1])
-        for example in read_conllu_examples(sources[-1]):
-            yield list(example.words)
+        yield from ewt
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    built, prune = build_within(sentences, out_dir / LM_FILE, order, schedule, MAX_BYTES, memory, lmplz, log)
     def describe(paths: list[Path]) -> list[dict]:
         return [{"file": str(p.relative_to(data_dir)), "sha256": file_sha256(p)} for p in paths]
 
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built, prune = build_within(sentences, out_dir / LM_FILE, order, schedule, MAX_BYTES, memory, lmplz, log)
     cased = None
     if cased_order is not None:
         log(f"estimating the cased order-{cased_order} LM of the EWT train sentences ...")
-        ewt = ([*example.words] for example in read_conllu_examples(sources[-1]))
         made = build_lm_report(ewt, out_dir / CASED_LM_FILE, order=cased_order, memory=memory, lmplz=lmplz,
                                cased=True)
         cased = {"file": CASED_LM_FILE, "order": made.order, "prune": None, "size_bytes": made.size_bytes,

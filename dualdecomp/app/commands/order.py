@@ -424,8 +424,7 @@ def _select_lm(args: argparse.Namespace) -> int:
 def _build_lm_beam(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import CHECKOUT_ROOT
-    from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm
+    from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, lm_terms
     from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
     from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.reading import read_conllu_examples
@@ -441,11 +440,9 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,
                                   log=lambda line: print(json.dumps({"log": line}), flush=True),
                                   cased_order=args.cased_order or None)
-    terms = [LMTerm(load_lm(model_dir / LM_FILE))]
-    if args.cased_order:
-        terms.append(LMTerm(load_lm(model_dir / CASED_LM_FILE, cased=True), args.cased_weight))
-    else:
+    if not args.cased_order:
         (model_dir / CASED_LM_FILE).unlink(missing_ok=True)
+    terms = lm_terms(model_dir, LM_FILE, CASED_LM_FILE if args.cased_order else None, args.cased_weight)
     beam, grid = select_beam(terms, dev, args.beams, log=lambda entry: print(json.dumps(entry), flush=True))
     selection = {"rule": f"highest BLEU of the LM beam on the {SELECTION_CONDITION} condition; ties: the "
                          "smaller beam", "dev_file": Path(args.dev).name, "start": args.start,
