@@ -120,3 +120,26 @@ def test_word_order_lm_beam_measures_the_conditions_without_heads(tmp_path):
         assert r["sentences"] == 2 and r["recovered"] == 1.0 and 0.0 <= r["certified"] <= 1.0
         assert "lm_beam_cased.binary" in r["lm_beam_lm"]
     assert records[0]["certified"] <= records[2]["certified"]  # a wider beam prunes no more often
+
+
+def test_dependency_kernels_match_their_earlier_version_bit_for_bit(tmp_path):
+    """The dependency kernels' max and count rules, written once (W3.2 item 5), fill the same charts as
+    the version that wrote them twice; the benchmark says so on every case and exits 1 otherwise."""
+    root = Path(__file__).resolve().parents[1]
+    script = root / "benchmarks" / "dependency_kernels.py"
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from dependency_kernels import BEFORE_ONE_DP
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    known = subprocess.run(["git", "cat-file", "-e", f"{BEFORE_ONE_DP}^{{commit}}"], cwd=root,
+                           capture_output=True, check=False)
+    if known.returncode != 0:
+        pytest.skip("the baseline revision is not in this clone's history (a shallow clone)")
+    out = subprocess.run([sys.executable, str(script), "--sizes", "6", "17", "--repeats", "1"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(rows) == 8 and all(r["identical"] for r in rows)
+    assert {r["kernel"] for r in rows} == {"first_order_chart", "second_order_chart"}
+    assert all(r["ratio"] > 0 and r["peak_rss_mb"] > 0 for r in rows)

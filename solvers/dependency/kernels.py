@@ -7,6 +7,9 @@ chosen by ``count``:
 * ``count=True``: (+, x) — every weight must be 0.0 or 1.0 and the chart holds the number of derivations
   of every item whose rules all have weight 1 (the unambiguity check of the tests).
 
+Each deduction rule is written once: the semiring enters only through :func:`_identities`, :func:`_mul`
+and :func:`_plus` (which also keeps the back-pointer in (max, +)), inlined by numba.
+
 The kernels know nothing about tokens, bigrams or multipliers: everything that depends on which words
 are kept is folded into the premise weights ``P[a, j]`` (word ``a`` kept and ``a+1..j`` dropped).
 
@@ -21,11 +24,31 @@ from numba import njit
 
 
 @njit(cache=True, inline="always")
+def _identities(count: bool) -> tuple[float, float]:
+    """The semiring's zero (no derivation) and one (the empty derivation)."""
+    if count:
+        return 0.0, 1.0
+    return -np.inf, 0.0
+
+
+@njit(cache=True, inline="always")
 def _mul(a: float, b: float, count: bool) -> float:
     """Semiring product: ``a * b`` when counting, ``a + b`` otherwise."""
     if count:
         return a * b
     return a + b
+
+
+@njit(cache=True, inline="always")
+def _plus(acc: float, arg: int, v: float, at: int, count: bool) -> tuple[float, int]:
+    """Semiring sum of ``acc`` and a candidate ``v`` derived at ``at``: ``acc + v`` when counting;
+    otherwise the larger of the two, with ``at`` as the new back-pointer when ``v`` is strictly larger
+    (so ties keep the first candidate, as every chart's back-pointers assume)."""
+    if count:
+        return acc + v, arg
+    if v > acc:
+        return v, at
+    return acc, arg
 
 
 @njit(cache=True)
@@ -50,8 +73,7 @@ def first_order_chart(A: np.ndarray, P: np.ndarray, count: bool) -> tuple:
         ``m`` or -1 for the premise; ``bCL[i, j]`` is the outermost left modifier ``m``.
     """
     N = A.shape[0]
-    zero = 0.0 if count else -np.inf
-    one = 1.0 if count else 0.0
+    zero, one = _identities(count)
     CR = np.full((N, N), zero)
     CL = np.full((N, N), zero)
     IR = np.full((N, N), zero)
@@ -71,11 +93,7 @@ def first_order_chart(A: np.ndarray, P: np.ndarray, count: bool) -> tuple:
             arg = -1
             for r in range(i, j):
                 v = _mul(CR[i, r], CL[r + 1, j], count)
-                if count:
-                    acc += v
-                elif v > acc:
-                    acc = v
-                    arg = r
+                acc, arg = _plus(acc, arg, v, r, count)
             bI[i, j] = arg
             IR[i, j] = _mul(acc, A[i, j], count)
             if i >= 1:
@@ -85,11 +103,7 @@ def first_order_chart(A: np.ndarray, P: np.ndarray, count: bool) -> tuple:
             arg = -1
             for m in range(i + 1, j + 1):
                 v = _mul(IR[i, m], CR[m, j], count)
-                if count:
-                    acc += v
-                elif v > acc:
-                    acc = v
-                    arg = m
+                acc, arg = _plus(acc, arg, v, m, count)
             CR[i, j] = acc
             bCR[i, j] = arg
             # Complete left: CL(i, m) IL(m, j) -> CL(i, j).
@@ -98,11 +112,7 @@ def first_order_chart(A: np.ndarray, P: np.ndarray, count: bool) -> tuple:
                 arg = -1
                 for m in range(i, j):
                     v = _mul(CL[i, m], IL[m, j], count)
-                    if count:
-                        acc += v
-                    elif v > acc:
-                        acc = v
-                        arg = m
+                    acc, arg = _plus(acc, arg, v, m, count)
                 CL[i, j] = acc
                 bCL[i, j] = arg
     return CR, CL, IR, IL, bI, bCR, bCL
@@ -205,8 +215,7 @@ def second_order_chart(
         ``SB(i, s) IL(s, j)``; ``bSB[i, j]`` is the split ``r``; ``bCR``/``bCL`` as in first order.
     """
     N = A.shape[0]
-    zero = 0.0 if count else -np.inf
-    one = 1.0 if count else 0.0
+    zero, one = _identities(count)
     CR = np.full((N, N), zero)
     CL = np.full((N, N), zero)
     IR = np.full((N, N), zero)
@@ -232,11 +241,7 @@ def second_order_chart(
                 arg = -1
                 for r in range(i, j):
                     v = _mul(CR[i, r], CL[r + 1, j], count)
-                    if count:
-                        acc += v
-                    elif v > acc:
-                        acc = v
-                        arg = r
+                    acc, arg = _plus(acc, arg, v, r, count)
                 SB[i, j] = acc
                 bSB[i, j] = arg
             # Right attachment i -> j: closest modifier P(i, r) CL(r+1, j), weight S[i, i, j] ...
@@ -244,11 +249,7 @@ def second_order_chart(
             arg = -1
             for r in range(i, j):
                 v = _mul(P[i, r], CL[r + 1, j], count)
-                if count:
-                    acc += v
-                elif v > acc:
-                    acc = v
-                    arg = r
+                acc, arg = _plus(acc, arg, v, r, count)
             for k in range(K):
                 mdv[k] = md[k, i, j]
             acc = _mul(acc, _sibling(table, hs, mdv, scale, i, i, count), count)
@@ -256,11 +257,7 @@ def second_order_chart(
             for s in range(i + 1, j):
                 sib = _sibling(table, hs, mdv, scale, i, s, count)
                 v = _mul(_mul(IR[i, s], SB[s, j], count), sib, count)
-                if count:
-                    acc += v
-                elif v > acc:
-                    acc = v
-                    arg = N + s
+                acc, arg = _plus(acc, arg, v, N + s, count)
             IR[i, j] = _mul(acc, A[i, j], count)
             bIR[i, j] = arg
             # Left attachment j -> i: closest modifier CR(i, j-1) CL(j, j), weight S[j, j, i] ...
@@ -274,11 +271,7 @@ def second_order_chart(
                 for s in range(i + 1, j):
                     sib = _sibling(table, hs, mdv, scale, j, s, count)
                     v = _mul(_mul(SB[i, s], IL[s, j], count), sib, count)
-                    if count:
-                        acc += v
-                    elif v > acc:
-                        acc = v
-                        arg = s
+                    acc, arg = _plus(acc, arg, v, s, count)
                 IL[i, j] = _mul(acc, A[j, i], count)
                 bIL[i, j] = arg
             # Complete right: P(i, j) | IR(i, m) CR(m, j) -> CR(i, j).
@@ -286,11 +279,7 @@ def second_order_chart(
             arg = -1
             for m in range(i + 1, j + 1):
                 v = _mul(IR[i, m], CR[m, j], count)
-                if count:
-                    acc += v
-                elif v > acc:
-                    acc = v
-                    arg = m
+                acc, arg = _plus(acc, arg, v, m, count)
             CR[i, j] = acc
             bCR[i, j] = arg
             # Complete left: CL(i, m) IL(m, j) -> CL(i, j).
@@ -299,11 +288,7 @@ def second_order_chart(
                 arg = -1
                 for m in range(i, j):
                     v = _mul(CL[i, m], IL[m, j], count)
-                    if count:
-                        acc += v
-                    elif v > acc:
-                        acc = v
-                        arg = m
+                    acc, arg = _plus(acc, arg, v, m, count)
                 CL[i, j] = acc
                 bCL[i, j] = arg
     return CR, CL, IR, IL, SB, bCR, bCL, bIR, bIL, bSB
