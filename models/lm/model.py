@@ -36,6 +36,10 @@ SPECIAL_TOKENS = frozenset({"<unk>", "<s>", "</s>"})
 
 _NEG_INF = -math.inf
 
+LOOKUPS_PER_CHECK = 4096
+"""KenLM lookups of :meth:`LanguageModel.trigram_rows` between two checks of the sentence's deadline (a
+few milliseconds; one check is a ``time.monotonic()`` call)."""
+
 
 def normalise(tokens: Iterable[str]) -> list[str]:
     """Normalise every token with :func:`normalise_token`.
@@ -257,8 +261,9 @@ class LanguageModel:
         tokens : sequence of str
             The n raw tokens of the sentence.
         deadline : Deadline, optional
-            The sentence's deadline, checked once per first context word ``a`` (every O(n) to O(n²)
-            lookups).
+            The sentence's deadline, checked once per first context word ``a`` and, inside its row, after
+            every :data:`LOOKUPS_PER_CHECK` KenLM lookups (a row can make O(n²) of them), so the overshoot
+            is at most about that many lookups plus one row's fill (n + 1), whatever the length.
 
         Returns
         -------
@@ -280,34 +285,42 @@ class LanguageModel:
         rows: list[np.ndarray] = [np.full(m, _NEG_INF)]  # row 0: the pairs the DP never reads
         filled_from: list[int] = [m]  # row k holds the scores of targets filled_from[k] .. n+1
 
-        def row_of(state: kenlm.State, first: int) -> int:
+        def row_of(state: kenlm.State, first: int) -> tuple[int, int]:
             # the DP reads T[a, b, c] only for c > b: fill a row from the first target a pair needs,
-            # extending it when a pair with an earlier b shares the state
+            # extending it when a pair with an earlier b shares the state; also returns the lookups made
             k = states.get(state)
             if k is None:
                 k = states[state] = len(rows)
                 rows.append(np.full(m, _NEG_INF))
                 filled_from.append(m)
-            if first < filled_from[k]:
+            done = filled_from[k] - first
+            if done > 0:
                 row = rows[k]
                 for c in range(first, filled_from[k]):
                     row[c] = model.BaseScore(state, targets[c], scratch)
                 filled_from[k] = first
-            return k
+            return k, max(done, 0)
 
         ctx = np.zeros((m, m), dtype=np.int64)
         begin = self._begin_state()
-        ctx[0, 0] = row_of(begin, 1)
+        ctx[0, 0] = row_of(begin, 1)[0]
         # states after the first word of a context: <s> for a = 0, else w_a from a null context
         heads = [begin, *(self.context_key((w,)) for w in words)]
+        since_check = 0  # KenLM lookups since the deadline was last checked
         for a in range(0, n + 1):
+            stage = f"computing the lm potentials (KenLM lookups, context word {a} of {n})"
             if deadline is not None:
-                deadline.check(f"computing the lm potentials (KenLM lookups, context word {a} of {n})")
+                deadline.check(stage)
+                since_check = 0
             head = heads[a]
             for b in range(a + 1, n + 1):
+                if deadline is not None and since_check >= LOOKUPS_PER_CHECK:
+                    deadline.check(stage)
+                    since_check = 0
                 pair = kenlm.State()
                 model.BaseScore(head, targets[b], pair)
-                ctx[a, b] = row_of(pair, b + 1)
+                ctx[a, b], done = row_of(pair, b + 1)
+                since_check += done + 1
         return PackedTrigram(np.array(rows), ctx)
 
     def context_key(self, words: tuple[str, ...]) -> kenlm.State:
