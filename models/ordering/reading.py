@@ -14,8 +14,10 @@ from which ``dualdecomp.models.ordering.base_np`` derives base NPs.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import conllu
@@ -24,33 +26,82 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
 
 
-def _is_word(token) -> bool:
-    return isinstance(token["id"], int)
+@dataclass(frozen=True)
+class UnreadInput:
+    """An input (a CoNLL-U sentence block or a JSONL line) that could not be read.
+
+    Attributes
+    ----------
+    ident : str
+        Its id: the sentence's ``sent_id`` or the record's ``id`` when they could be read, else
+        ``FILE:N`` (the N-th sentence block, resp. line N).
+    message : str
+        Why it was not read (an ``InputError``'s message).
+    """
+
+    ident: str
+    message: str
 
 
-def _conllu_sentences(path: Path) -> Iterator[conllu.TokenList]:
+def _open(path: Path, **kwargs):
+    """``path`` opened for reading; a missing or unreadable file is an ``InputError``."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            yield from conllu.parse_incr(handle)
+        return path.open(**kwargs)
     except FileNotFoundError:
         raise InputError(f"no such file: {path}") from None
-    except conllu.exceptions.ParseException as exc:
-        raise InputError(f"{path}: not valid CoNLL-U: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text: {exc}") from None
+    except OSError as exc:  # a directory, no permission
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _conllu_blocks(path: Path) -> Iterator[tuple[int, conllu.TokenList | UnreadInput]]:
+    """Each sentence block of a CoNLL-U file, numbered from 1: parsed by the ``conllu`` package, or an
+    ``UnreadInput`` when that block is not valid UTF-8 or not valid CoNLL-U (the other blocks are read).
+
+    The blocks are those of ``conllu.parse_incr`` (``conllu.parser.parse_sentences``), each parsed with
+    the columns of the file's ``# global.columns`` comment when an earlier block gave one.
+    """
+    columns = None
+    with _open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        for number, block in enumerate(conllu.parser.parse_sentences(handle), 1):
+            where = f"{path}: sentence block {number}"
+            try:
+                block.encode("utf-8")
+            except UnicodeEncodeError:  # undecodable bytes became lone surrogates
+                yield number, UnreadInput(f"{path.name}:{number}", f"{where}: not valid UTF-8 text")
+                continue
+            try:
+                sentence = next(iter(conllu.parse_incr(io.StringIO(block), fields=columns)))
+            except (conllu.exceptions.ParseException, ValueError, LookupError, TypeError) as exc:
+                # ValueError: e.g. an integer of more than 4,300 digits; IndexError: a line of tabs only
+                message = str(exc) or type(exc).__name__
+                yield number, UnreadInput(f"{path.name}:{number}", f"{where}: not valid CoNLL-U: {message}")
+                continue
+            if "global.columns" in sentence.metadata:
+                columns = sentence.metadata["global.columns"].split()
+            yield number, sentence
+
+
+def _column(token, name: str, ident: str):
+    """A token's field; an ``InputError`` naming it when the line has too few columns."""
+    try:
+        return token[name]
+    except KeyError:
+        raise InputError(f"sentence {ident}: word {token.get('id')} has no {name.upper()} column (too few "
+                         "columns: a word line has 10, separated by tabs)") from None
 
 
 def _fields(sentence: conllu.TokenList, number: int, path: Path):
-    ident = sentence.metadata.get("sent_id", f"{path.name}:{number}")
-    tokens = [t for t in sentence if _is_word(t)]
+    ident = str(sentence.metadata.get("sent_id", f"{path.name}:{number}"))
+    tokens = [t for t in sentence if isinstance(_column(t, "id", ident), int)]  # not 3-4, not 5.1
     index = {t["id"]: k for k, t in enumerate(tokens)}
     words, pos, heads, rels = [], [], [], []
     for t in tokens:
-        words.append(t["form"])
-        rels.append(t["deprel"] if t["deprel"] not in (None, "_") else "")
-        tag = t["xpos"] if t["xpos"] not in (None, "_") else None
-        pos.append(tag)
-        h = t["head"]
+        words.append(_column(t, "form", ident))
+        rel = _column(t, "deprel", ident)
+        rels.append(rel if rel not in (None, "_") else "")
+        tag = _column(t, "xpos", ident)
+        pos.append(tag if tag not in (None, "_") else None)
+        h = _column(t, "head", ident)
         if h is None or h == "_":
             heads.append(None)
         elif h == 0:
@@ -78,11 +129,13 @@ def read_conllu_examples(path: str | Path, limit: int | None = None) -> list[Ord
     Raises
     ------
     InputError
-        Missing file, bad CoNLL-U, or a sentence without a complete tree and tags.
+        Missing file, bad CoNLL-U (or not UTF-8), or a sentence without a complete tree and tags.
     """
     path = Path(path)
     out = []
-    for number, sentence in enumerate(_conllu_sentences(path), 1):
+    for number, sentence in _conllu_blocks(path):
+        if isinstance(sentence, UnreadInput):
+            raise InputError(sentence.message)
         ident, words, pos, heads, rels = _fields(sentence, number, path)
         if not words:
             continue
@@ -92,11 +145,31 @@ def read_conllu_examples(path: str | Path, limit: int | None = None) -> list[Ord
     return out
 
 
-def read_conllu_inputs(path: str | Path) -> list[OrderingInput]:
-    """Ordering inputs from CoNLL-U: words, with the POS and heads that are given (``_`` = not given)."""
+def iter_conllu_inputs(path: str | Path) -> Iterator[OrderingInput | UnreadInput]:
+    """Ordering inputs from CoNLL-U, one per sentence block: words, with the POS and heads that are given
+    (``_`` = not given), or an ``UnreadInput`` for a block that is not valid (the others are read).
+
+    Raises
+    ------
+    InputError
+        The file is missing or unreadable.
+    """
     path = Path(path)
-    return [OrderingInput(w, p, h, i) for i, w, p, h, _ in
-            (_fields(s, number, path) for number, s in enumerate(_conllu_sentences(path), 1))]
+    for number, sentence in _conllu_blocks(path):
+        if isinstance(sentence, UnreadInput):
+            yield sentence
+            continue
+        ident = str(sentence.metadata.get("sent_id", f"{path.name}:{number}"))
+        try:
+            ident, words, pos, heads, _ = _fields(sentence, number, path)
+            yield OrderingInput(words, pos, heads, ident)
+        except InputError as exc:
+            yield UnreadInput(ident, str(exc))
+
+
+def read_conllu_inputs(path: str | Path) -> list[OrderingInput]:
+    """Ordering inputs from CoNLL-U (:func:`iter_conllu_inputs`); the first bad sentence is an InputError."""
+    return _all_read(iter_conllu_inputs(path))
 
 
 def parse_jsonl_record(record: object, ident: str) -> OrderingInput:
@@ -138,30 +211,73 @@ def parse_jsonl_record(record: object, ident: str) -> OrderingInput:
     return OrderingInput(tuple(words), tuple(pos), tuple(zero_based), ident, tuple(zero_units))
 
 
-def read_jsonl_inputs(path: str | Path) -> list[OrderingInput]:
-    """Ordering inputs from a JSONL file (one record per non-empty line)."""
+def iter_jsonl_inputs(path: str | Path) -> Iterator[OrderingInput | UnreadInput]:
+    """Ordering inputs from a JSONL file, one per non-blank line (lines end at ``\\n`` only), or an
+    ``UnreadInput`` for a line that is not valid UTF-8, not JSON (an integer of more than 4,300 digits and
+    nesting too deep included) or not a valid record (the other lines are read).
+
+    Raises
+    ------
+    InputError
+        The file is missing or unreadable.
+    """
     path = Path(path)
-    out = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not JSON: {exc.msg}") from None
-        out.append(parse_jsonl_record(record, f"{path.name}:{number}"))
-    return out
+    with _open(path, mode="rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            ident, where = f"{path.name}:{number}", f"{path}:{number}"
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield UnreadInput(ident, f"{where}: not valid UTF-8 ({exc.reason})")
+                continue
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, nesting
+                yield UnreadInput(ident, f"{where}: not JSON: {getattr(exc, 'msg', None) or exc}")
+                continue
+            try:
+                yield parse_jsonl_record(record, ident)
+            except InputError as exc:
+                named = isinstance(record, dict) and record.get("id") is not None
+                yield UnreadInput(str(record["id"]) if named else ident, str(exc))
+
+
+def read_jsonl_inputs(path: str | Path) -> list[OrderingInput]:
+    """Ordering inputs from a JSONL file (:func:`iter_jsonl_inputs`); the first bad line is an InputError."""
+    return _all_read(iter_jsonl_inputs(path))
+
+
+def iter_inputs(path: str | Path) -> Iterator[OrderingInput | UnreadInput]:
+    """Inputs from ``*.conllu`` or ``*.jsonl`` (by suffix), each an ``OrderingInput`` or, for a sentence
+    block or line that cannot be read, an ``UnreadInput`` (:func:`iter_conllu_inputs`,
+    :func:`iter_jsonl_inputs`).
+
+    Raises
+    ------
+    InputError
+        An unknown suffix, or a missing or unreadable file.
+    """
+    path = Path(path)
+    if path.suffix == ".conllu":
+        return iter_conllu_inputs(path)
+    if path.suffix in (".jsonl", ".json"):
+        return iter_jsonl_inputs(path)
+    raise InputError(f"{path}: unknown input format (expected .conllu or .jsonl)")
 
 
 def read_inputs(path: str | Path) -> list[OrderingInput]:
-    """Inputs from ``*.conllu`` or ``*.jsonl`` (by suffix)."""
-    path = Path(path)
-    if path.suffix == ".conllu":
-        return read_conllu_inputs(path)
-    if path.suffix in (".jsonl", ".json"):
-        return read_jsonl_inputs(path)
-    raise InputError(f"{path}: unknown input format (expected .conllu or .jsonl)")
+    """Inputs from ``*.conllu`` or ``*.jsonl`` (by suffix); the first bad one is an InputError."""
+    return _all_read(iter_inputs(path))
+
+
+def _all_read(items: Iterator[OrderingInput | UnreadInput]) -> list[OrderingInput]:
+    out = []
+    for item in items:
+        if isinstance(item, UnreadInput):
+            raise InputError(item.message)
+        out.append(item)
+    return out

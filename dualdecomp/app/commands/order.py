@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
-from dualdecomp.core.errors import InputError
+from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.locations import default_model_dir, word_order_model_dir
 
 DESCRIPTION = """\
@@ -31,7 +32,8 @@ linearizer). --tree-beam 0: best-first search alone, the paper's method. Bags th
 head outside their units are ordered by the model's LM beam search instead (beyond the paper: n-gram LMs
 alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned; --lm-beam 0: never,
 --lm-beam B: every input without heads outside its units, at beam B).
-Output: one JSON line per input.
+Output: one JSON line per input. A sentence block or line that cannot be read or ordered gets a row
+{"id": ..., "error": ...} and the others go on; the exit code is then 2 (bad input).
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
 train-linearizer: the head-domain linearizer (averaged perceptron; epoch and LM weight chosen on dev).
@@ -312,24 +314,52 @@ def _with_lm_beam(model, args: argparse.Namespace):
 
 
 def _decode(args: argparse.Namespace) -> int:
+    """Order each input and print its row; an input that cannot be read or ordered gets an error row
+    (``{"id": ..., "error": ...}``) and the others go on. Returns 0, or the highest exit code of the
+    failed inputs (2: bad input)."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.app.batch import safe_text
     from dualdecomp.models.ordering.instance import OrderingInput
-    from dualdecomp.models.ordering.reading import read_inputs
+    from dualdecomp.models.ordering.reading import UnreadInput, iter_inputs
 
     if args.input is not None and args.words is not None:
         raise InputError("give either --input FILE or --words TEXT, not both")
     if args.input is not None:
-        inputs = read_inputs(args.input)
+        inputs = iter_inputs(args.input)
     else:
         words = (args.words or "").split()
         if not words:
             raise InputError("the bag of words is empty (give --words TEXT or --input FILE)")
-        inputs = [OrderingInput(tuple(words), (None,) * len(words), (None,) * len(words), "argv")]
+        inputs = iter([OrderingInput(tuple(words), (None,) * len(words), (None,) * len(words), "argv")])
     decode = _decoder(args)
+    code, failed, total, first = 0, 0, 0, None
     for inp in inputs:
+        total += 1
+        row, failure = _order_row(decode, inp, UnreadInput)
+        row = {k: safe_text(v) if isinstance(v, str) else v for k, v in row.items()}
+        if failure:
+            failed += 1
+            code = max(code, failure)
+            first = first or row
+        print(json.dumps(row, ensure_ascii=False), flush=True)
+    if first is not None:
+        print(f"dualdecomp order: {failed} of {total} inputs failed (see their 'error' field; the first, "
+              f"{first['id']!r}: {first['error']})", file=sys.stderr)
+    return code
+
+
+def _order_row(decode, inp, unread_type) -> tuple[dict, int]:
+    """The output row of one input and its exit code (0, or the failure's: 2 for bad input)."""
+    if isinstance(inp, unread_type):
+        return {"id": inp.ident, "error": inp.message}, InputError.exit_code
+    try:
         result = decode(inp)
-        print(json.dumps({"id": inp.ident, **result.as_json()}, ensure_ascii=False), flush=True)
-    return 0
+    except DualDecompError as exc:
+        return {"id": inp.ident, "error": str(exc)}, exc.exit_code
+    except MemoryError:
+        return ({"id": inp.ident, "error": f"out of memory ordering this input ({len(inp)} words)"},
+                SolverError.exit_code)
+    return {"id": inp.ident, **result.as_json()}, 0
 
 
 def _train(args: argparse.Namespace) -> int:
