@@ -1,12 +1,9 @@
-"""Averaged structured perceptron (Collins 2002): a generic loop and its use by the bigram model.
+"""Averaged structured perceptron (Collins 2002): the model-independent loop.
 
-:func:`averaged_perceptron` is the model-independent loop (shuffling, mistake-driven updates, lazy
-averaging, dev selection of the epoch); a model plugs in how to decode an example under the current
-weights and the feature difference φ(gold) − φ(prediction). :func:`train_perceptron` is the bigram
-compression model's instance: decoding inside the loop is exact (``dualdecomp.solvers.bigram.solver.solve``),
-either at
-free length or at the gold length of each example (``length_mode="gold"``), which trains the model to
-choose *which* words to keep when the length is imposed, as it is at evaluation time.
+:func:`averaged_perceptron` shuffles, makes mistake-driven updates, averages lazily and selects the epoch
+on dev; a model plugs in how to decode an example under the current weights and the feature difference
+φ(gold) − φ(prediction). The bigram model's instance is :mod:`dualdecomp.models.bigram.perceptron`; the
+dependency, joint and word-order trainers use the same loop.
 """
 
 from __future__ import annotations
@@ -17,19 +14,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from dualdecomp.models.bigram.features import BigramFeatures
-from dualdecomp.solvers import bigram
-
 E = TypeVar("E")
 P = TypeVar("P")
-
-
-@dataclass(frozen=True)
-class TrainingExample:
-    """One sentence with one gold compression: its features and gold keep vector."""
-
-    features: BigramFeatures
-    keep: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -134,71 +120,3 @@ def averaged_perceptron(examples: Sequence[E], size: int,
         if score is not None and (best is None or score > best[0]):
             best = (score, last_avg.copy())
     return (best[1] if best is not None else last_avg), reports
-
-
-@dataclass(frozen=True)
-class BigramSteps:
-    """The bigram model's perceptron steps: exact decoding, mistake test and feature difference.
-
-    Parameters
-    ----------
-    length_mode : {"free", "gold"}
-        Decode at free length or at the gold example's length.
-    """
-
-    length_mode: str = "free"
-
-    def __post_init__(self) -> None:
-        if self.length_mode not in ("free", "gold"):
-            raise ValueError(f"length_mode must be 'free' or 'gold', not {self.length_mode!r}")
-
-    def decode(self, ex: TrainingExample, w: np.ndarray) -> np.ndarray:
-        """The keep vector of the best compression under weights ``w``."""
-        length = int(ex.keep.sum()) if self.length_mode == "gold" else None
-        return bigram.solve(ex.features.potentials(w), length=length).keep
-
-    def mistaken(self, ex: TrainingExample, pred: np.ndarray) -> bool:
-        """Whether the prediction differs from the gold keep vector."""
-        return not np.array_equal(pred, ex.keep)
-
-    def difference(self, ex: TrainingExample, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """φ(gold) − φ(prediction) as (indices, values)."""
-        gi, gv = ex.features.vector(ex.keep)
-        pi, pv = ex.features.vector(pred)
-        return np.concatenate((gi, pi)), np.concatenate((gv, -pv))
-
-
-def train_perceptron(examples: Sequence[TrainingExample], hash_bits: int, epochs: int = 10, seed: int = 0,
-                     length_mode: str = "free",
-                     on_epoch: Callable[[int, np.ndarray], float | None] | None = None,
-                     progress: Callable[[int], None] | None = None,
-                     ) -> tuple[np.ndarray, list[EpochReport]]:
-    """Train the bigram model by the averaged structured perceptron (:func:`averaged_perceptron`).
-
-    Parameters
-    ----------
-    examples : sequence of TrainingExample
-        Training data (shuffled every epoch with ``seed``).
-    hash_bits : int
-        log2 of the weight-vector size.
-    epochs : int
-        Number of passes.
-    seed : int
-        Seed of the shuffling.
-    length_mode : {"free", "gold"}
-        Decode at free length or at the gold example's length.
-    on_epoch : callable, optional
-        Called with (epoch, averaged weights) after each epoch; may return a dev score.
-    progress : callable, optional
-        Called with the number of examples processed since the last call.
-
-    Returns
-    -------
-    weights : numpy.ndarray
-        The averaged weights after the epoch with the best dev score (the last epoch without
-        ``on_epoch`` scores).
-    reports : list of EpochReport
-    """
-    steps = BigramSteps(length_mode)
-    return averaged_perceptron(examples, 1 << hash_bits, steps.decode, steps.mistaken, steps.difference,
-                               epochs, seed, on_epoch, progress)

@@ -10,9 +10,11 @@ import pytest
 from dualdecomp.app.cli import main
 from dualdecomp.app.cluster import cluster_client
 from dualdecomp.data.jsonl import read_corpus
+from dualdecomp.models.bigram.distributed_training import ParameterMixing
+from dualdecomp.models.bigram.perceptron import BigramSteps, TrainingExample, train_perceptron
 from dualdecomp.models.bigram.training import prepare
-from dualdecomp.models.distributed_training import ParameterMixing, mixing_weights
-from dualdecomp.models.perceptron import BigramSteps, TrainingExample, averaged_perceptron, train_perceptron
+from dualdecomp.models.parameter_mixing import mixing_weights
+from dualdecomp.models.perceptron import averaged_perceptron
 
 BITS = 14
 

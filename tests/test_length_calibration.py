@@ -11,7 +11,8 @@ import pytest
 from dualdecomp.core.errors import ModelError
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.joint.config import JointModel, parse_config, with_length_bias
-from dualdecomp.models.joint.length_calibration import bisect_rate, calibrate_joint
+from dualdecomp.models.joint.length_calibration import calibrate_joint
+from dualdecomp.models.rate_bisection import bisect_rate
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency
 from dualdecomp.solvers.ngram.solver import Trigram

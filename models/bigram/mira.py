@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dualdecomp.models.perceptron import EpochReport, TrainingExample, averaged_perceptron
+from dualdecomp.models.bigram.perceptron import TrainingExample
+from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
 from dualdecomp.solvers.bigram.kbest import kbest
 
 
@@ -105,7 +106,7 @@ def train_mira(examples: Sequence[TrainingExample], hash_bits: int, epochs: int 
     Parameters
     ----------
     examples, hash_bits, epochs, seed, length_mode, on_epoch, progress
-        As in :func:`dualdecomp.models.perceptron.train_perceptron`.
+        As in :func:`dualdecomp.models.bigram.perceptron.train_perceptron`.
     k : int
         Number of best compressions giving constraints.
     C : float

@@ -24,9 +24,10 @@ from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.bigram.features import BigramFeatures
 from dualdecomp.models.bigram.mira import train_mira
 from dualdecomp.models.bigram.model import BigramModel
-from dualdecomp.models.joint.length_calibration import bisect_rate
+from dualdecomp.models.bigram.perceptron import TrainingExample, train_perceptron
 from dualdecomp.models.metrics import at_reference_lengths
-from dualdecomp.models.perceptron import EpochReport, TrainingExample, train_perceptron
+from dualdecomp.models.perceptron import EpochReport
+from dualdecomp.models.rate_bisection import bisect_rate
 from dualdecomp.solvers import bigram
 
 
@@ -134,7 +135,7 @@ def train(train_files: Sequence[str], dev_files: Sequence[str], config: Training
         ``progress_factory(total, description)`` returns an update callback (e.g. a tqdm bar's).
     perceptron : callable, optional
         The perceptron trainer, called like ``train_perceptron`` (default); e.g. the distributed
-        :class:`dualdecomp.models.distributed_training.ParameterMixing`.
+        :class:`dualdecomp.models.bigram.distributed_training.ParameterMixing`.
 
     Returns
     -------

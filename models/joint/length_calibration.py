@@ -2,11 +2,11 @@
 
 At a fixed length a bias of c per kept token adds the same constant to every compression, so it changes
 nothing; at free length it moves the compression rate, monotonically (the optimal length of
-``f(z) + c·|z|`` is non-decreasing in c). :func:`bisect_rate` finds where a monotone rate crosses its
-target; the bigram, dependency and joint models use it. :func:`calibrate_joint` calibrates a joint
-configuration with the engine in the loop (``python -m dualdecomp.models.joint.length_calibration MODEL_DIR
-[--config NAME]
---dev FILE ... --write``), stored as ``length_bias`` in the configuration.
+``f(z) + c·|z|`` is non-decreasing in c). :func:`~dualdecomp.models.rate_bisection.bisect_rate` finds
+where a monotone rate crosses its target; the bigram, dependency and joint models use it.
+:func:`calibrate_joint` calibrates a joint configuration with the engine in the loop
+(``python -m dualdecomp.models.joint.length_calibration MODEL_DIR [--config NAME] --dev FILE ... --write``),
+stored as ``length_bias`` in the configuration.
 """
 
 from __future__ import annotations
@@ -19,54 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.core.model_files import write_manifest
+from dualdecomp.core.model_files import read_json, write_manifest
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.joint.config import JointModel, config_path, with_length_bias
-
-
-def bisect_rate(rate: Callable[[float], float], target: float, increasing: bool = True,
-                start: float = 1.0, iterations: int = 25, bound: float = 1e4) -> float:
-    """The point where a monotone ``rate(c)`` crosses ``target``.
-
-    Parameters
-    ----------
-    rate : callable
-        Monotone in c (non-decreasing if ``increasing``, else non-increasing).
-    target : float
-        The rate wanted.
-    increasing : bool
-        Direction of the monotonicity.
-    start : float
-        Initial bracket ``[-start, start]``, doubled until it brackets the target (up to ``bound``).
-    iterations : int
-        Bisection steps.
-    bound : float
-        Largest magnitude tried.
-
-    Returns
-    -------
-    float
-        The midpoint of the final bracket.
-    """
-    sign = 1.0 if increasing else -1.0
-
-    def below(c: float) -> bool:  # the rate at c is on the low side of the target
-        return sign * (rate(c) - target) < 0
-
-    lo, hi = -start, start
-    while not below(lo) and lo > -bound:
-        lo *= 2
-    while below(hi) and hi < bound:
-        hi *= 2
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if below(mid):
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+from dualdecomp.models.rate_bisection import bisect_rate
 
 
 def calibrate_joint(model_dir: str | Path, config: str | None, dev_files: Sequence[str | Path],
@@ -135,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         d = Path(args.model_dir)
         path = config_path(d, args.config)
-        spec = json.loads(path.read_text(encoding="utf-8"))
+        spec = read_json(path)
         spec["length_bias"] = round(c, 6)
         path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
         write_manifest(d)

@@ -5,9 +5,10 @@ cluster. Every epoch each shard runs one pass of the single-process trainer
 (:meth:`dualdecomp.models.ordering.training.Trainer.epoch`, the very same loop) on a Dask worker, starting
 from the mixed weights of the previous epoch; the client then mixes the shards' weights, w = Σ_s μ_s w_s,
 with μ uniform or proportional to each shard's updates in the epoch (``mixing="mistakes"``), as
-:mod:`dualdecomp.models.distributed_training` does for the bigram perceptron. Weight averaging is kept per
-shard over every weight vector the shard visited, mixed ones included, and the averaged weights are mixed
-with the same μ. Shard s shuffles with seed + s, so one shard reproduces the single-process trainer
+:mod:`dualdecomp.models.bigram.distributed_training` does for the bigram perceptron (both through
+:func:`dualdecomp.models.parameter_mixing.mixing_round`). Weight averaging is kept per shard over
+every weight vector the shard visited, mixed ones included, and the averaged weights are mixed with the
+same μ. Shard s shuffles with seed + s, so one shard reproduces the single-process trainer
 exactly (tested).
 
 With K > 1 this trains a different model from sequential guided learning — a parallel approximation whose
@@ -23,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.models.distributed_training import MIXINGS, ShardState, mixing_round
 from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.parameter_mixing import MIXINGS, ShardState, mixing_round
 
 
 def shard_epoch(template: OrderingModel, shard: Sequence[OrderingExample], weights: np.ndarray,
@@ -97,7 +98,7 @@ class MixingTrainer:
             k = min(self.shards, max(1, len(examples)))
             shards = [examples[s::k] for s in range(k)]
             template = replace(self.model, weights=np.zeros(0))
-            # hash=False: fresh keys per run (see dualdecomp.models.distributed_training)
+            # hash=False: fresh keys per run (see dualdecomp.models.bigram.distributed_training)
             self._data = (id(examples), shards, self.client.scatter([template, *shards], hash=False))
             self._state = [(self.model.weights.copy(), np.zeros_like(self.model.weights), 1)
                            for _ in range(k)]

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     if parallel:
         # lazy: Dask is imported only for a distributed run
         from dualdecomp.app.cluster import cluster_client
-        from dualdecomp.models.distributed_training import ParameterMixing
+        from dualdecomp.models.bigram.distributed_training import ParameterMixing
 
         with cluster_client(args.workers, args.scheduler) as client:
             mixing = ParameterMixing(client, args.shards or sum(client.nthreads().values()), args.mixing)

@@ -1,4 +1,4 @@
-"""Distributed perceptron training by iterative parameter mixing (McDonald, Hall & Mann 2010) on Dask.
+"""The bigram perceptron trained by iterative parameter mixing (McDonald, Hall & Mann 2010) on Dask.
 
 The examples are cut into ``shards`` (example j goes to shard j mod K), each sent once to the cluster.
 Every epoch, each shard runs one pass of the averaged perceptron (:func:`perceptron_epoch`, the very loop
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.models.perceptron import BigramSteps, EpochReport, TrainingExample, perceptron_epoch
-
-MIXINGS = ("uniform", "mistakes")
+from dualdecomp.models.bigram.perceptron import BigramSteps, TrainingExample
+from dualdecomp.models.parameter_mixing import MIXINGS, ShardState, mixing_round
+from dualdecomp.models.perceptron import EpochReport, perceptron_epoch
 
 
 def shard_epoch(examples: Sequence[TrainingExample], order: np.ndarray, w: np.ndarray, acc: np.ndarray,
@@ -48,78 +48,11 @@ def shard_epoch(examples: Sequence[TrainingExample], order: np.ndarray, w: np.nd
     return w, acc, t, mistakes
 
 
-def mixing_weights(mistakes: Sequence[int], mixing: str) -> list[float]:
-    """The mixing coefficients μ of the shards (they sum to 1)."""
-    k = len(mistakes)
-    total = sum(mistakes)
-    if mixing == "mistakes" and total > 0:
-        return [m / total for m in mistakes]
-    return [1.0 / k] * k
-
-
-def mix(vectors: Sequence[np.ndarray], mu: Sequence[float]) -> np.ndarray:
-    """Σ_s μ_s v_s (a new array)."""
-    out = mu[0] * vectors[0]
-    for m, v in zip(mu[1:], vectors[1:], strict=True):
-        out += m * v
-    return out
-
-
-ShardState = tuple[np.ndarray, np.ndarray, int]
-"""A shard's weights, averaging accumulator and step counter."""
-
-
-def mixing_round(client: Any, states: list[ShardState], mixed: np.ndarray,
-                 submit: Callable[[int, Any, Any, int], Any], mistakes_of: Callable[[Any], int], mixing: str,
-                 progress: Callable[[int], None] | None = None, sizes: Sequence[int] = ()
-                 ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
-    """One epoch of iterative parameter mixing: every shard trains from ``mixed``, then the mix.
-
-    Parameters
-    ----------
-    client : dask.distributed.Client
-    states : list of (weights, accumulator, step)
-        One per shard; replaced in place by the shards' states after the epoch.
-    mixed : numpy.ndarray
-        The mixed weights every shard starts from.
-    submit : callable
-        ``(shard, weights_future, accumulator_future, step) -> future`` of ``(weights, accumulator, step,
-        report)``: the shard's training pass, submitted to ``client``.
-    mistakes_of : callable
-        ``report -> int``: the shard's mistakes (for ``mixing="mistakes"``).
-    mixing : {"uniform", "mistakes"}
-    progress : callable, optional
-        Called with ``sizes[s]`` when shard s is done.
-    sizes : sequence of int
-        Examples per shard (for ``progress``).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray, list)
-        The mixed weights, the mixed averaged weights and the shards' reports.
-    """
-    futures = []
-    for s, (w, acc, t) in enumerate(states):
-        acc = acc + t * (mixed - w)  # keeps the shard's average while its weights jump to the mix
-        # the weight vectors travel as data (scattered), not inside the task graph
-        start, total = client.scatter([mixed.copy(), acc], hash=False)
-        futures.append(submit(s, start, total, t))
-    reports = []
-    for s, future in enumerate(futures):
-        w, acc, t, report = future.result()
-        states[s] = (w, acc, t)
-        reports.append(report)
-        if progress is not None:
-            progress(sizes[s])
-    mu = mixing_weights([mistakes_of(r) for r in reports], mixing)
-    return mix([w for w, _, _ in states], mu), mix([w - acc / t for w, acc, t in states], mu), reports
-
-
 @dataclass(frozen=True)
 class ParameterMixing:
     """The bigram perceptron trained by iterative parameter mixing on a Dask cluster.
 
-    Called like :func:`dualdecomp.models.perceptron.train_perceptron` (``train(..., perceptron=...)``
+    Called like :func:`dualdecomp.models.bigram.perceptron.train_perceptron` (``train(..., perceptron=...)``
     of :mod:`dualdecomp.models.bigram.training` takes it in its place).
 
     Parameters
