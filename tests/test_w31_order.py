@@ -16,7 +16,8 @@ from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.ordering.reading import read_conllu_examples
 
-GOOD_CONLLU = "# sent_id = good\n1\tthe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2\tdog\tdog\tNOUN\tNN\t_\t0\troot\t_\t_\n"
+GOOD_CONLLU = ("# sent_id = good\n1\tthe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
+               "2\tdog\tdog\tNOUN\tNN\t_\t0\troot\t_\t_\n")
 FAST = ["--lm-beam", "0", "--lm-weight", "0", "--timeout", "5"]
 
 
@@ -48,7 +49,8 @@ def _conllu(tmp_path, bad_block: bytes) -> object:
     (b"1\tthe\tthe\tDET\tDT\t_\t" + b"9" * 5000 + b"\tdet\t_\t_\n2\tcat\tcat\tNOUN\tNN\t_\t0\troot\t_\t_\n",
      "in.conllu:2", "not valid CoNLL-U"),
     # bytes that are not UTF-8 (the whole file was refused)
-    (b"# sent_id = latin\n1\tcaf\xe9\tcaf\xe9\tNOUN\tNN\t_\t0\troot\t_\t_\n", "in.conllu:2", "not valid UTF-8"),
+    (b"# sent_id = latin\n1\tcaf\xe9\tcaf\xe9\tNOUN\tNN\t_\t0\troot\t_\t_\n", "in.conllu:2",
+     "not valid UTF-8"),
     # a head that is not a number (was an InputError that ended the whole file)
     (b"1\tthe\tthe\tDET\tDT\t_\tx\tdet\t_\t_\n", "in.conllu:2", "not valid CoNLL-U"),
     # a head out of range (was an InputError that ended the whole file)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +28,14 @@ from matplotlib.figure import Figure
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import CERTIFICATE_RTOL
 
-__all__ = ["CurvePoint", "TraceRow", "plot_convergence", "plot_curve", "read_trace"]
+__all__ = ["CurvePoint", "TraceRow", "plot_convergence", "plot_curve", "read_trace", "undrawn_values"]
 
 DPI = 120
+DRAWN_LIMIT = 1e100
+"""Trace values beyond ±this are not drawn (the axes' ranges would overflow); nor are NaN and infinities."""
+MAX_ITERATION = 2**53
+"""The largest iteration number (and branch-and-bound node) a trace may give: an exact float."""
+SERIES = ("dual", "primal", "lam")
 MARKERS = ("o", "s", "^", "D", "v", "P")
 LINESTYLES = ("-", "--", "-.", ":")
 
@@ -101,7 +108,9 @@ def read_trace(path: str | os.PathLike[str], row_id: str | None = None) -> Trace
     Raises
     ------
     InputError
-        Unreadable file, invalid JSON, no line with a trace, or no line with that id.
+        Unreadable file, invalid JSON (an integer of more than 4,300 digits and nesting too deep
+        included), a trace entry without a non-negative integer ``iteration`` or with a value that is not
+        a number, no line with a trace, or no line with that id.
     """
     p = Path(path)
     try:
@@ -115,8 +124,8 @@ def read_trace(path: str | os.PathLike[str], row_id: str | None = None) -> Trace
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, nesting
+            raise InputError(f"{p}:{lineno}: not valid JSON ({getattr(exc, 'msg', None) or exc})") from None
         if not isinstance(row, dict):
             raise InputError(f"{p}:{lineno}: a line must be a JSON object")
         for candidate in _rows_of(row):
@@ -131,23 +140,101 @@ def _rows_of(row: Mapping[str, Any]) -> list[TraceRow]:
     rid = str(row.get("id", ""))
     out = []
     if isinstance(row.get("trace"), list) and row["trace"]:
-        out.append(TraceRow(rid, tuple(_check_steps(row["trace"], rid)), row.get("certified")))
-    for ref in row.get("references", []) or []:
+        out.append(TraceRow(rid, tuple(_check_steps(row["trace"], rid)), _certificate(row)))
+    references = row.get("references")
+    for ref in references if isinstance(references, list) else []:
         if isinstance(ref, dict) and isinstance(ref.get("trace"), list) and ref["trace"]:
             out.append(TraceRow(f"{rid}#{ref.get('length')}", tuple(_check_steps(ref["trace"], rid)),
-                                ref.get("certified")))
+                                _certificate(ref)))
     return out
+
+
+def _certificate(row: Mapping[str, Any]) -> bool | None:
+    value = row.get("certified")
+    return value if isinstance(value, bool) else None
+
+
+def _count(x: Any) -> bool:
+    """Whether ``x`` is an iteration or node number a trace may give."""
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_ITERATION
 
 
 def _check_steps(steps: list, rid: str) -> list[dict]:
     for s in steps:
         if not isinstance(s, dict) or not isinstance(s.get("iteration"), int) or "dual" not in s:
             raise InputError(f"line {rid!r}: every trace entry needs 'iteration' and 'dual'")
+        if not _count(s["iteration"]):
+            raise InputError(f"line {rid!r}: an iteration must be an integer from 0 to 2^53, not "
+                             f"{_short(s['iteration'])}")
+        if s.get("node") is not None and not _count(s["node"]):
+            raise InputError(f"line {rid!r}, iteration {s['iteration']}: a node must be an integer from 0 to "
+                             f"2^53, not {_short(s['node'])}")
+        for name in SERIES:
+            value = s.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise InputError(f"line {rid!r}, iteration {s['iteration']}: {name!r} must be a number or "
+                                 f"null, not {_short(value)}")
     return steps
 
 
-def _finite(x: Any) -> float:
-    return float(x) if isinstance(x, int | float) and math.isfinite(x) else math.nan
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters (an integer too long to write is described instead)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more than 4,300 digits
+        return "an integer too long to write"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _drawn(x: Any) -> float:
+    """A trace value as drawn: NaN (a gap in the line) for null, NaN, infinities and beyond ±DRAWN_LIMIT."""
+    if x is None:
+        return math.nan
+    try:
+        value = float(x)
+    except OverflowError:  # an integer beyond the floats
+        return math.nan
+    return value if abs(value) <= DRAWN_LIMIT else math.nan
+
+
+def undrawn_values(trace: TraceRow) -> str | None:
+    """What :func:`plot_convergence` leaves out of a trace: its values (not null) that are NaN, infinite or
+    beyond ±DRAWN_LIMIT, as one line (None when there are none).
+
+    Parameters
+    ----------
+    trace : TraceRow
+
+    Returns
+    -------
+    str or None
+        E.g. ``"not drawn (NaN, infinite or beyond ±1e+100): dual at 2 iterations (0, 1), lam at 1 (1)"``.
+    """
+    parts = []
+    for name in SERIES:
+        where = [s["iteration"] for s in trace.steps
+                 if s.get(name) is not None and math.isnan(_drawn(s[name]))]
+        if where:
+            shown = ", ".join(str(i) for i in where[:5]) + (", ..." if len(where) > 5 else "")
+            parts.append(f"{name} at {len(where)} iteration{'s' if len(where) > 1 else ''} ({shown})")
+    if not parts:
+        return None
+    return f"not drawn (NaN, infinite or beyond ±{DRAWN_LIMIT:g}): " + ", ".join(parts)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Matplotlib's (and numpy's) warnings while drawing stay off stderr: what a trace leaves out is said
+    by :func:`undrawn_values` instead."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _legend(ax) -> None:
+    """The panel's legend, when something in it has a label (matplotlib warns otherwise)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize=9)
 
 
 def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
@@ -178,11 +265,16 @@ def plot_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str |
     -------
     pathlib.Path
     """
+    with _quiet():
+        return _draw_convergence(trace, path, title)
+
+
+def _draw_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str | None) -> Path:
     it = [int(s["iteration"]) for s in trace.steps]
-    dual = [_finite(s.get("dual")) for s in trace.steps]
-    primal = [_finite(s.get("primal")) for s in trace.steps]
+    dual = [_drawn(s.get("dual")) for s in trace.steps]
+    primal = [_drawn(s.get("primal")) for s in trace.steps]
     gap = [d - p for d, p in zip(dual, primal, strict=True)]
-    lam = [_finite(s.get("lam")) if s.get("lam") is not None else math.nan for s in trace.steps]
+    lam = [_drawn(s.get("lam")) for s in trace.steps]
     has_lam = any(math.isfinite(x) for x in lam)
     panels = 3 if has_lam else 2
     fig = Figure(figsize=(7.5, 2.6 * panels + 0.6), layout="constrained")
@@ -192,7 +284,7 @@ def plot_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str |
     ax.plot(it, dual, "-o", ms=3, color="tab:blue", label="dual (upper bound)")
     ax.plot(it, primal, "-s", ms=3, color="tab:orange", label="primal (best compression so far)")
     ax.set_ylabel("objective")
-    ax.legend(loc="best", fontsize=9)
+    _legend(ax)
     ax.grid(alpha=0.3)
 
     ax = axes[1]
@@ -207,7 +299,7 @@ def plot_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str |
     if closed is not None:
         ax.axvline(closed, color="tab:green", ls="--", label=f"gap closed (certified) at iteration {closed}")
     ax.set_ylabel("gap (log)")
-    ax.legend(loc="best", fontsize=9)
+    _legend(ax)
     ax.grid(alpha=0.3, which="both")
 
     if has_lam:
@@ -222,7 +314,7 @@ def plot_convergence(trace: TraceRow, path: str | os.PathLike[str], title: str |
             ax.axvline(it[a], color="0.6", ls=":", lw=1,
                        label="new branch-and-bound node" if j == 0 else None)
         ax.set_ylabel("λ")
-        ax.legend(loc="best", fontsize=9)
+        _legend(ax)
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("iteration")
     cert = {True: "certified", False: "not certified", None: ""}.get(trace.certified, "")
