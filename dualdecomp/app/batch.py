@@ -1,19 +1,23 @@
 """Batch compression of a JSONL file: per-line errors, a checked journal, resume, safe atomic output.
 
-Lines are processed in chunks (parsed together by spaCy). Every finished row is appended to the journal
+Lines are processed in chunks (parsed together by spaCy; one by one under a time limit, so that each
+line's parse counts against its own deadline). Every finished row is appended to the journal
 ``OUT.partial`` (flushed and fsynced, :mod:`dualdecomp.app.journal`) with the hash of its input line and
-the fingerprint of the options and the model, so a killed run loses at most the line in progress and
-``resume=True`` reuses exactly the rows computed from the same line, options and model (an edited line, a
-changed ``--ratio`` or another model are recomputed). The output file itself is only ever written whole,
-by an atomic rename, when every line is done; the journal is then removed. An output that is the input,
-an input that is the output's journal, a symlinked journal and a second run on the same output are
-refused; devices and FIFOs given as output are written directly (:mod:`dualdecomp.app.output_paths`).
-Rows are in input order; a line that cannot be compressed gets an ``error`` field (``on_error="skip"``)
-or stops the run (``on_error="fail"``).
+the fingerprint of the options and the model (:meth:`BatchOptions.row_options` lists the options), so a
+killed run loses at most the line in progress and ``resume=True`` reuses exactly the rows computed from
+the same line, options and model (an edited line, a changed ``--ratio`` or ``--max-tokens`` or another
+model are recomputed). The output file itself is only ever written whole, by an atomic rename, when
+every line is done; the journal is then removed. An output or journal that is a file the run reads (the
+input, standard input, the length file, a model file), a symlinked or hard-linked journal and a second
+run on the same output are refused; devices and FIFOs given as output are written directly
+(:mod:`dualdecomp.app.output_paths`). Rows are in input order; a line that cannot be compressed gets an
+``error`` field (``on_error="skip"``) or stops the run (``on_error="fail"``).
 
-Input lines are split on ``\\n`` only (a raw U+2028, U+2029 or U+0085 inside a JSON string stays in its
-line); a UTF-8 byte-order mark before line 1 is ignored; a line that is not UTF-8 or not valid JSON
-(including an integer of more than 4,300 digits or nesting too deep) becomes that line's error row.
+Input lines are read one at a time with a byte cap (``max_line_bytes``, :mod:`dualdecomp.data.line_reader`)
+and split on ``\\n`` only (a raw U+2028, U+2029 or U+0085 inside a JSON string stays in its line); a UTF-8
+byte-order mark before line 1 is ignored; a line over the cap (never kept whole in memory), not UTF-8 or
+not valid JSON (including an integer of more than 4,300 digits or nesting too deep) becomes that line's
+error row.
 """
 
 from __future__ import annotations
@@ -21,24 +25,37 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import metadata
 
 from dualdecomp.app.journal import Journal, journal_path, line_hash, model_fingerprint, run_fingerprint
 from dualdecomp.app.length_request import LengthSpec
+from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
-from dualdecomp.data.parsing import parse_tokens, tokenize_text
+from dualdecomp.data.line_reader import CHUNK_BYTES, RawLine, open_lines, read_bounded_lines
+from dualdecomp.data.parsing import PIPELINES, load_pipeline, parse_tokens, tokenize_text
 
 INPUT_FORMATS = ("jsonl", "text")
 OUTPUT_FORMATS = ("jsonl", "text")
 
-__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_chunk", "detect_input_format",
-           "journal_path", "output_line", "read_input", "run_batch"]
+LINE_BYTES_BASE = 64 * 1024
+"""The fixed part of the default ``--max-line-bytes`` (an id, field names, a few very long tokens)."""
+LINE_BYTES_PER_TOKEN = 1024
+"""The default ``--max-line-bytes`` per token of ``--max-tokens``: room for the text and 20 gold
+compressions of a sentence of average 6-byte tokens with every character JSON-escaped as ``\\uXXXX``
+(21 copies x 6 x 6 bytes = 756 bytes per token), so a line the compressor accepts is practically never
+refused for its bytes. The longest line of the shipped corpora (``data/corpora``, ``../shared/data``: 5,172
+bytes, a 42-token sentence with 18 references) is under the 64 KiB base alone (tested)."""
+
+__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_chunk", "default_max_line_bytes",
+           "detect_input_format", "journal_path", "output_line", "read_input", "run_batch"]
 
 
 @dataclass(frozen=True)
@@ -56,12 +73,31 @@ class BatchOptions:
     input_format: str = "jsonl"
     split: bool = False
     output_format: str = "jsonl"
+    max_line_bytes: int | None = None
 
-    def row_options(self) -> dict:
-        """The options that change an output row (hashed into the journal's run fingerprint)."""
-        return {"spec": dataclasses.asdict(self.spec), "chars": self.chars, "time_limit": self.time_limit,
+    def line_cap(self, max_tokens: int | None) -> int:
+        """The effective ``--max-line-bytes``: the one given, else :func:`default_max_line_bytes`."""
+        return default_max_line_bytes(max_tokens) if self.max_line_bytes is None else self.max_line_bytes
+
+    def row_options(self, max_tokens: int | None = None) -> dict:
+        """The options that change an output row (hashed into the journal's run fingerprint).
+
+        Every ``compress`` option that can change a row: the length request (``--length``, ``--ratio``,
+        ``--length-file``: its lengths, not its name), ``--chars``, ``--time-limit``, ``--deterministic``,
+        ``--trace``, the input format (``--input-format``, resolved) and ``--split``, the effective
+        ``--max-tokens`` (``max_tokens``: the compressor's) and the effective ``--max-line-bytes``.
+        The model directory's files, ``--config``, and the versions of dualdecomp and of the spaCy pipeline
+        are added by the batch (:func:`_run_fingerprint`); the input line's bytes by its hash.
+
+        Left out because they cannot change a row: ``--format`` (rows are journalled as JSON and
+        rendered when the output is written), ``--batch-size`` and ``--workers``/``--scheduler`` (a
+        sentence's parse and compression do not depend on its chunk), ``--on-error`` (it stops a run,
+        it never changes a row), ``--input``/``--output`` (paths), ``--json``, ``--quiet``, ``--resume``.
+        """
+        spec = {"mode": self.spec.mode, "value": self.spec.value, "lengths": self.spec.lengths}
+        return {"spec": spec, "chars": self.chars, "time_limit": self.time_limit,
                 "deterministic": self.deterministic, "trace": self.trace, "input_format": self.input_format,
-                "split": self.split}
+                "split": self.split, "max_tokens": max_tokens, "max_line_bytes": self.line_cap(max_tokens)}
 
 
 @dataclass(frozen=True)
@@ -90,66 +126,72 @@ def _error_row(obj: object, lineno: int, message: str) -> dict:
     return {"id": safe_text(rid), "error": safe_text(message)}
 
 
-def _split_lines(data: bytes) -> list[bytes]:
-    """The lines of a file's bytes: split on ``\\n`` only, a trailing ``\\r`` and a leading BOM removed."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+def default_max_line_bytes(max_tokens: int | None) -> int:
+    """The default ``--max-line-bytes``: ``LINE_BYTES_BASE`` + ``LINE_BYTES_PER_TOKEN`` per token of the
+    effective ``--max-tokens`` (the shared default, 300, when the compressor has none): 364 KiB at 300."""
+    tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    return LINE_BYTES_BASE + LINE_BYTES_PER_TOKEN * tokens
 
 
-def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl",
-               split: bool = False) -> list[tuple[CorpusItem | dict, str]]:
+def _too_long_row(lineno: int, loc: str, size: int, cap: int) -> dict:
+    return _error_row(None, lineno, f"{loc}: a line of {size} bytes is longer than --max-line-bytes {cap} "
+                                    "(not read): split it, or raise --max-line-bytes")
+
+
+def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl", split: bool = False,
+               max_line_bytes: int | None = None) -> list[tuple[CorpusItem | dict, str]]:
     """The non-blank lines of an input (``-``: standard input): a ``CorpusItem`` or an error row for each,
     with the sha256 of the line's bytes.
 
     ``input_format="jsonl"``: one JSON object per line (the shared format, pre-tokenised ``text``).
     ``"text"``: one raw sentence per line, tokenised by spaCy (ids are line numbers); with ``split``
     every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence).
+
+    The input is read line by line (:func:`dualdecomp.data.line_reader.read_bounded_lines`): a line of more
+    than ``max_line_bytes`` bytes (default :func:`default_max_line_bytes` of 300 tokens) is neither kept,
+    parsed as JSON nor tokenised: it becomes its error row (id: its line number). A device other than
+    ``/dev/null`` or a terminal is refused, and so is a "line" of more than 1 GiB (InputError).
     """
     if input_format not in INPUT_FORMATS:
         raise InputError(f"the input format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
     if split and input_format != "text":
         raise InputError("--split needs plain-text input (--input-format text)")
-    p = Path(path)
-    try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"input file not found: {p}") from None
-    except IsADirectoryError:
-        raise InputError(f"input is a directory, not a file: {p}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror or exc}") from None
+    cap = default_max_line_bytes(None) if max_line_bytes is None else max_line_bytes
+    name = "(standard input)" if str(path) == "-" else str(path)
     out: list[tuple[CorpusItem | dict, str]] = []
-    for lineno, raw in enumerate(_split_lines(data), start=1):
-        loc = f"{p}:{lineno}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            out.append((_error_row(None, lineno, f"{loc}: not valid UTF-8 ({exc.reason})"), line_hash(raw)))
-            continue
-        if not line.strip():
-            continue
-        if input_format == "text":
-            out.extend(_text_items(line, raw, lineno, loc, split))
-            continue
-        obj = None
-        try:
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, nesting
-                msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
-                raise InputError(f"{loc}: invalid JSON ({msg})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{loc}: a line must be a JSON object")
-            item = corpus_item_from_row(obj, default_id=str(lineno), where=loc)
-        except DualDecompError as exc:
-            out.append((_error_row(obj, lineno, str(exc)), line_hash(raw)))
-            continue
-        out.append((item, line_hash(raw)))
+    with open_lines(path, "input") as stream:
+        for line in read_bounded_lines(stream, cap, where=name):
+            out.extend(_line_items(line, f"{name}:{line.number}", cap, input_format, split))
     return out
+
+
+def _line_items(line: RawLine, loc: str, cap: int, input_format: str,
+                split: bool) -> list[tuple[CorpusItem | dict, str]]:
+    """The items of one input line (none for a blank line), each with its line's hash."""
+    lineno, raw = line.number, line.data
+    if raw is None:
+        return [(_too_long_row(lineno, loc, line.size, cap), line.sha256)]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [(_error_row(None, lineno, f"{loc}: not valid UTF-8 ({exc.reason})"), line.sha256)]
+    if not text.strip():
+        return []
+    if input_format == "text":
+        return _text_items(text, raw, lineno, loc, split)
+    obj = None
+    try:
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, an over-long integer, nesting
+            msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
+            raise InputError(f"{loc}: invalid JSON ({msg})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{loc}: a line must be a JSON object")
+        item = corpus_item_from_row(obj, default_id=str(lineno), where=loc)
+    except DualDecompError as exc:
+        return [(_error_row(obj, lineno, str(exc)), line.sha256)]
+    return [(item, line.sha256)]
 
 
 def _text_items(line: str, raw: bytes, lineno: int, loc: str,
@@ -170,38 +212,54 @@ def _text_items(line: str, raw: bytes, lineno: int, loc: str,
 
 def detect_input_format(path: str | os.PathLike[str]) -> str:
     """``jsonl`` for a ``.jsonl``/``.json`` file, ``text`` for ``.txt``; otherwise ``jsonl`` when the first
-    non-blank line starts with ``{`` (standard input is not read here: it is ``jsonl`` unless told)."""
+    non-blank byte of a regular file's first 64 KiB is ``{`` (standard input, a pipe or a device is not
+    read here: it is ``jsonl`` unless told)."""
     name = str(path)
     if name == "-" or name.endswith((".jsonl", ".json", ".jsonl.partial")):
         return "jsonl"
     if name.endswith(".txt"):
         return "text"
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                stripped = raw.strip().lstrip(b"\xef\xbb\xbf")
-                if stripped:
-                    return "jsonl" if stripped.startswith(b"{") else "text"
+    try:  # a FIFO is never opened here (its reader would take its first bytes)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "jsonl"
+        with open(path, "rb", buffering=0) as fh:
+            head = fh.read(CHUNK_BYTES)
     except OSError:
-        pass  # read_lines reports the unreadable input
+        return "jsonl"  # read_lines reports the unreadable input
+    stripped = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    if stripped:
+        return "jsonl" if stripped.startswith(b"{") else "text"
     return "jsonl"
 
 
-def read_input(path: str | os.PathLike[str]) -> list[CorpusItem | dict]:
+def read_input(path: str | os.PathLike[str], max_line_bytes: int | None = None) -> list[CorpusItem | dict]:
     """The non-blank lines of a JSONL input: a ``CorpusItem`` or an error row for each."""
-    return [item for item, _ in read_lines(path)]
+    return [item for item, _ in read_lines(path, max_line_bytes=max_line_bytes)]
+
+
+def _versions() -> dict[str, str | None]:
+    """The versions of dualdecomp and of the spaCy pipeline that parses (without loading spaCy)."""
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    pipeline = next((f"{name} {v}" for name in PIPELINES if (v := version(name)) is not None), None)
+    return {"dualdecomp": version("dualdecomp"), "spacy": version("spacy"), "pipeline": pipeline}
 
 
 def _run_fingerprint(compressor, options: BatchOptions) -> str:
     directory = getattr(compressor, "directory", None)
     # the decode options come from the model directory's configuration files, which are hashed
-    extra = {"config": getattr(compressor, "config_name", None)}
+    extra = {"config": getattr(compressor, "config_name", None), "versions": _versions()}
     if directory is None and getattr(compressor, "model", None) is not None:  # a model given in memory
         model = compressor.model
         extra["weights"] = line_hash(model.weights.tobytes())
         extra["model"] = {"hash_bits": model.hash_bits, "lexical": model.lexical, "meta": model.meta,
                           "lm": getattr(model.lm, "path", None) if model.lm is not None else None}
-    return run_fingerprint(options.row_options(), model_fingerprint(directory, extra))
+    return run_fingerprint(options.row_options(getattr(compressor, "max_tokens", None)),
+                           model_fingerprint(directory, extra))
 
 
 def _reusable(journal: Journal, hashes: list[str], ids: list[str], run: str) -> dict[int, dict]:
@@ -215,17 +273,22 @@ def _reusable(journal: Journal, hashes: list[str], ids: list[str], run: str) -> 
     return done
 
 
-def _compress(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions) -> tuple[dict, int]:
+def _compress(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions,
+              deadline: Deadline | None = None) -> tuple[dict, int]:
+    """One line's row and exit code; ``deadline``, when given, was started before the line's parse."""
     spec = options.spec
     base = {"id": item.id, "text": " ".join(item.text)}
     try:
         if sentence is None:  # not parsed: over the compressor's size limit
             compressor.check_size(len(item.text))
+        if deadline is not None:
+            deadline.check("parsing")
         gold = None
         if spec.mode == "gold":
             gold = [int(keep_vector(item.text, c).sum()) for c in item.compressions]
         lengths = spec.for_sentence(sentence.n, index, gold)
-        results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit)
+        results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit,
+                                              deadline=deadline)
     except DualDecompError as exc:
         return {**base, "error": safe_text(str(exc))}, exc.exit_code
     except MemoryError:
@@ -262,12 +325,16 @@ class BatchSession:
             output_path = None
             emit = _stdout_writer(emit, options.output_format)
         if output_path is not None:
-            check_paths(input_path, output_path)
+            check_paths(input_path, output_path, length_file=options.spec.path,
+                        model_dir=getattr(compressor, "directory", None))
         self.emit = emit
         self.output_format = options.output_format
         if self.output_format not in OUTPUT_FORMATS:
             raise InputError(f"the output format must be one of {', '.join(OUTPUT_FORMATS)}")
-        lines = read_lines(input_path, options.input_format, options.split)
+        cap = options.line_cap(getattr(compressor, "max_tokens", None))
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise InputError(f"--max-line-bytes must be a positive integer, got {cap!r}")
+        lines = read_lines(input_path, options.input_format, options.split, cap)
         self.items = [item for item, _ in lines]
         self.hashes = [h for _, h in lines]
         spec = options.spec
@@ -432,22 +499,41 @@ def parse_chunk(todo: list[tuple[int, CorpusItem]]) -> tuple[dict[int, object], 
 
 def compress_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
                    options: BatchOptions) -> dict[int, tuple[dict, int]]:
-    """Parse a chunk of items together and compress each: item index → (output row, exit code).
+    """Parse a chunk of items and compress each: item index → (output row, exit code).
 
-    Items over the compressor's ``max_tokens`` are not parsed (their row says so); an item whose parse
-    runs out of memory gets an error row (:func:`parse_chunk`). The single-process and the Dask runners
-    both decode through this function.
+    Without a time limit the chunk is parsed together (spaCy's batches: the fastest). With
+    ``options.time_limit`` each item is parsed on its own after its deadline starts, so its parse counts
+    against its own limit (spaCy's loading, once per process, does not): an item whose parse alone uses it
+    up gets its error row (the time-limit error, exit code 4) and no other item pays for it (a sentence's
+    parse does not depend on its chunk, so the rows are the same). Items over the compressor's
+    ``max_tokens`` are not parsed (their row says so); an item whose parse runs out of memory gets an
+    error row (:func:`parse_chunk`). The single-process and the Dask runners both decode through this
+    function.
     """
     limit = getattr(compressor, "max_tokens", None)
     todo = [(i, it) for i, it in chunk if limit is None or len(it.text) <= limit]  # longer: not parsed
-    sentences, unparsed = parse_chunk(todo)
     out = {}
+    if options.time_limit is None:
+        sentences, unparsed = parse_chunk(todo)
+        for i, it in chunk:
+            out[i] = _parsed_row(i, it, sentences.get(i), unparsed.get(i), compressor, options, None)
+        return out
+    parse = {i for i, _ in todo}
+    if parse:
+        load_pipeline()  # loading spaCy (once per process) is not a line's parse
     for i, it in chunk:
-        if i in unparsed:
-            out[i] = {"id": it.id, "text": " ".join(it.text), "error": unparsed[i]}, SolverError.exit_code
-        else:
-            out[i] = _compress(i, it, sentences.get(i), compressor, options)
+        deadline = Deadline.start(options.time_limit)
+        sentences, unparsed = parse_chunk([(i, it)]) if i in parse else ({}, {})
+        out[i] = _parsed_row(i, it, sentences.get(i), unparsed.get(i), compressor, options, deadline)
     return out
+
+
+def _parsed_row(i: int, it: CorpusItem, sentence, unparsed: str | None, compressor, options: BatchOptions,
+                deadline: Deadline | None) -> tuple[dict, int]:
+    """The row of an item after its parse (``unparsed``: the parse's error message)."""
+    if unparsed is not None:
+        return {"id": it.id, "text": " ".join(it.text), "error": unparsed}, SolverError.exit_code
+    return _compress(i, it, sentence, compressor, options, deadline)
 
 
 def _process(session: BatchSession, compressor, options: BatchOptions, progress):

@@ -5,8 +5,9 @@ line's bytes and ``run`` the fingerprint of the options and the model (:func:`ru
 resumed run reuses a row only when the same line was compressed with the same options by the same model.
 
 The journal is opened with ``O_NOFOLLOW`` (a symlink planted at ``OUT.partial`` is refused, never written
-through), with ``O_EXCL`` when it is new, and held under an exclusive ``fcntl.flock`` for the whole run, so
-two runs on one output cannot mix their rows: the second one stops with a clear error.
+through), with ``O_EXCL`` when it is new, refused when it has more than one hard link (after ``ln FILE
+OUT.partial`` a run would truncate FILE), and held under an exclusive ``fcntl.flock`` for the whole run,
+so two runs on one output cannot mix their rows: the second one stops with a clear error.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ class Journal:
     Raises
     ------
     InputError
-        When the path is a symlink or not a regular file, another run holds the lock, or it cannot be
-        opened.
+        When the path is a symlink, not a regular file or a file with several hard links, another run
+        holds the lock, or it cannot be opened.
     """
 
     def __init__(self, path: str | os.PathLike[str], resume: bool) -> None:
@@ -109,9 +110,15 @@ class Journal:
                     raise InputError(f"{self.path}: cannot open the journal: {exc.strerror or exc}") from None
             except OSError as exc:
                 raise InputError(f"{self.path}: cannot create the journal: {exc.strerror or exc}") from None
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 os.close(fd)
                 raise InputError(f"{self.path}: the journal is not a regular file; refusing to use it")
+            if st.st_nlink > 1:  # a hard link: truncating or appending would change another file too
+                os.close(fd)
+                raise InputError(f"{self.path}: the journal has {st.st_nlink} hard links (the same file has "
+                                 "another name); refusing to write through it: remove it (rm, which keeps "
+                                 "the other names) or, to resume from it, replace it by a copy")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

@@ -1,12 +1,23 @@
-"""Length requests: ``N``, ``gold``, ``ratio:R``, ``file:PATH`` (docs/architecture.md §4)."""
+"""Length requests: ``N``, ``gold``, ``ratio:R``, ``file:PATH`` (docs/architecture.md §4).
+
+A length file is read with a bound: it must be a regular file or a pipe/FIFO (not a device such as
+``/dev/zero``), each line at most :data:`MAX_LENGTH_LINE_BYTES` bytes and the whole file at most
+:data:`MAX_LENGTH_FILE_BYTES`.
+"""
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.line_reader import open_lines, read_bounded_lines
+
+MAX_LENGTH_LINE_BYTES = 64
+"""The longest line of a length file (one integer): a longer one is refused at once."""
+MAX_LENGTH_FILE_BYTES = 64 << 20
+"""The largest length file (64 MiB: about 16 million lengths of up to three digits)."""
 
 
 @dataclass(frozen=True)
@@ -20,11 +31,15 @@ class LengthSpec:
         The fixed length or the ratio.
     lengths : tuple of int
         The per-line lengths of ``file`` mode.
+    path : str or None
+        The length file of ``file`` mode (so that a batch refuses to write its output over it); not part of
+        the request (not compared, not in a journal's fingerprint: its lengths are).
     """
 
     mode: str = "free"
     value: float | None = None
     lengths: tuple[int, ...] = ()
+    path: str | None = field(default=None, compare=False)
 
     def for_sentence(self, n: int, index: int, gold: list[int] | None = None) -> list[int | None]:
         """The length(s) to decode sentence number ``index`` (0-based) with ``n`` tokens.
@@ -54,23 +69,30 @@ class LengthSpec:
 
 
 def _read_length_file(path: str) -> tuple[int, ...]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read length file {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"length file {path} is not UTF-8 text") from exc
+    """The lengths of a length file, one non-negative integer per line (read with the module's bounds)."""
     out = []
-    for i, line in enumerate(lines, start=1):
-        try:
-            m = int(line.strip())
-        except ValueError:
-            msg = f"{path}:{i}: expected one non-negative integer per line, got {line!r}"
-            raise InputError(msg) from None
-        if m < 0:
-            raise InputError(f"{path}:{i}: length must be >= 0, got {m}")
-        out.append(m)
+    total = 0
+    with open_lines(path, "length file", streams=False) as stream:
+        for raw in read_bounded_lines(stream, MAX_LENGTH_LINE_BYTES, MAX_LENGTH_LINE_BYTES, where=path):
+            total += raw.size + 1
+            if total > MAX_LENGTH_FILE_BYTES:
+                raise InputError(f"length file {path} is larger than {MAX_LENGTH_FILE_BYTES} bytes")
+            i = raw.number
+            if raw.data is None:
+                raise InputError(f"{path}:{i}: a line of {raw.size} bytes: expected one non-negative integer "
+                                 "per line")
+            try:
+                line = raw.data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"length file {path} is not UTF-8 text (line {i})") from None
+            try:
+                m = int(line.strip())
+            except ValueError:
+                msg = f"{path}:{i}: expected one non-negative integer per line, got {line!r}"
+                raise InputError(msg) from None
+            if m < 0:
+                raise InputError(f"{path}:{i}: length must be >= 0, got {m}")
+            out.append(m)
     return tuple(out)
 
 
@@ -106,7 +128,7 @@ def parse_length(length: str | int | None = None, ratio: float | str | None = No
             raise InputError(f"ratio must be in (0, 1], got {text[6:]}")
         return LengthSpec("ratio", r)
     if text.startswith("file:"):
-        return LengthSpec("file", None, _read_length_file(text[5:]))
+        return LengthSpec("file", None, _read_length_file(text[5:]), path=text[5:])
     try:
         m = int(text)
     except ValueError:

@@ -44,6 +44,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
                    help=f"longest sentence compressed (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
                         "error row (memory and time grow as n^3 or faster)")
+    p.add_argument("--max-line-bytes", type=int, metavar="N",
+                   help="longest input line read, in bytes (default: 64 KiB + 1 KiB per --max-tokens "
+                        "token); a longer line gets an error row without being parsed or kept in memory")
     p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
     p.add_argument("--config", metavar="NAME",
                    help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm")
@@ -52,8 +55,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
                    help="skip: write the error into that line's output and go on (default); fail: stop")
     p.add_argument("--time-limit", type=float, metavar="S",
-                   help="seconds per sentence; when they run out the best compression so far is returned "
-                        "with its gap")
+                   help="seconds per sentence (its parse included); when they run out the best compression "
+                        "so far is returned with its gap")
     p.add_argument("--deterministic", action="store_true",
                    help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
     p.add_argument("--batch-size", type=int, default=64, metavar="K",
@@ -127,7 +130,8 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
                            time_limit=args.time_limit, deterministic=args.deterministic,
                            batch_size=args.batch_size, trace=args.trace, input_format=input_format,
-                           split=args.split, output_format=args.output_format)
+                           split=args.split, output_format=args.output_format,
+                           max_line_bytes=args.max_line_bytes)
     if args.resume and not args.output:
         raise InputError("--resume needs --output")
 
@@ -163,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
     from dualdecomp.app.output_paths import check_paths
+    from dualdecomp.data.locations import default_model_dir
 
     if (args.text is None) == (args.input is None):
         raise InputError("give either TEXT or --input FILE")
@@ -175,8 +180,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--chars must be >= 0 and cannot be combined with a length")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError("--time-limit must be positive")
-    if args.output:
-        check_paths(args.input, args.output)  # before the model loads: refuse at once
+    if args.max_line_bytes is not None and args.max_line_bytes < 1:
+        raise InputError("--max-line-bytes must be positive")
+    if args.output:  # before the model loads: refuse at once
+        check_paths(args.input, args.output, length_file=spec.path,
+                    model_dir=args.model if args.model is not None else default_model_dir())
     compressor = Compressor(args.model, args.config, max_tokens=args.max_tokens)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
