@@ -11,7 +11,7 @@ import pytest
 from dualdecomp import ilp
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.deadline import Deadline, TimeLimitError
-from dualdecomp.core.errors import ModelError
+from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
 
@@ -86,9 +86,10 @@ def test_bad_configs(joint_dir, tmp_path, edit, message) -> None:
 
 
 def test_unknown_configuration_name(joint_dir) -> None:
-    with pytest.raises(ModelError, match="configurations here: ilp"):
+    # bad input (exit 2), not a damaged model (W3.1 item 10; was ModelError)
+    with pytest.raises(InputError, match="configurations here: ilp"):
         Compressor(joint_dir, "nope")
-    with pytest.raises(ModelError, match="invalid configuration name"):
+    with pytest.raises(InputError, match="invalid configuration name"):
         Compressor(joint_dir, "../x")
     assert np.isfinite(Compressor(joint_dir, "ilp").compress_tokens("a b c".split()).result.primal)
 

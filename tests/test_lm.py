@@ -363,10 +363,12 @@ def test_unreadable_file(lm_dir, tmp_path, monkeypatch):
         _assert_model_error(path)
         path.chmod(0o644)
 
-    def refuse(self, *args, **kwargs):
-        raise PermissionError(13, "Permission denied", str(self))
+    def refuse(name, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(name))
 
-    monkeypatch.setattr(Path, "open", refuse)  # what an unreadable file looks like, even to root
+    # what an unreadable file looks like, even to root (every model file is opened by os.open:
+    # dualdecomp.core.model_files.open_model_file)
+    monkeypatch.setattr(os, "open", refuse)
     _assert_model_error(path)
 
 

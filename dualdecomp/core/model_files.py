@@ -12,29 +12,48 @@ altered one, e.g. a flipped byte in a table of numbers, gets ModelError "checksu
 manifest lists (a model directory written by an older version, or a file added by hand) is read
 unchecked.
 
+A model directory without ``MANIFEST.json`` still loads; :func:`note_if_unchecked` says so on stderr,
+once per process and directory.
+
+**Opening.** Every file read from a model directory goes through :func:`open_model_file` (or
+:func:`read_model_bytes`, :func:`read_json`, :func:`read_npz`; :func:`check_model_path` for a file that
+third-party code opens by its path: KenLM): it must be a regular file (not a device, FIFO, socket or
+directory) no larger than the cap of its kind (:data:`JSON_FILE`, :data:`ARRAY_FILE`, :data:`LM_FILE`),
+or :class:`~dualdecomp.core.errors.ModelError` names it. Symbolic links: the model directory itself, and
+every directory above it, may be a symlink (``--model current`` → ``models/v3``); a file the tool reads
+*in* it may not (``O_NOFOLLOW``), nor may a path a configuration names (:func:`path_inside`, which also
+keeps that path inside the model directory). A file named on the command line (``--lm FILE``) may be a
+symlink (``follow_symlinks=True``); it is checked the same way otherwise.
+
 **Size limits.** Compressed model files are decompressed with a cap (:func:`read_gzip_capped`,
 :func:`check_npz_size`), so a small "decompression bomb" is refused instead of filling the memory.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
+import sys
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
 
-__all__ = ["MANIFEST", "MAX_DECOMPRESSED_BYTES", "atomic_write_bytes", "check_npz_size", "file_sha256",
-           "read_gzip_capped", "read_json", "read_sparse_weights", "verify_file", "verify_files",
-           "write_json", "write_manifest", "write_sparse_weights"]
+__all__ = ["ARRAY_FILE", "JSON_FILE", "LM_FILE", "MANIFEST", "MAX_DECOMPRESSED_BYTES", "FileLimit",
+           "atomic_write_bytes", "check_model_path", "check_npz_size", "file_sha256", "note_if_unchecked",
+           "open_model_file", "path_inside", "read_gzip_capped", "read_json", "read_model_bytes", "read_npz",
+           "read_sparse_weights", "verify_file", "verify_files", "write_json", "write_manifest",
+           "write_sparse_weights"]
 
 MANIFEST = "MANIFEST.json"
 """The checksum manifest of a model directory."""
@@ -45,6 +64,170 @@ MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
 """Largest decompressed size accepted for one compressed model file (the shipped T3 grammar: 37 MB)."""
 
 _MANIFEST_LEVELS = 3  # how many directories up verify_file looks for the manifest covering a file
+
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileLimit:
+    """The size cap of one kind of model file (:func:`open_model_file`)."""
+
+    kind: str
+    """What the file is, for the message ("JSON model file")."""
+    max_bytes: int
+    """Largest size accepted on disk."""
+
+
+JSON_FILE = FileLimit("JSON model file", 32 * _MIB)
+"""Specs, configurations, manifests, tokenizers, the linearizer's tag table: the largest shipped is 0.47 MB
+(``neural/tokenizer.json``; the word-order ``model.json``: 0.45 MB)."""
+
+ARRAY_FILE = FileLimit("array or grammar file", MAX_DECOMPRESSED_BYTES)
+"""``.npz`` weights and T3 grammars, as stored (compressed or not; their decompressed size has the same
+cap): the largest shipped is 21.2 MB (``neural_chain/weights.npz``)."""
+
+LM_FILE = FileLimit("KenLM file", 2048 * _MIB)
+"""KenLM language models (binary or ARPA): the largest shipped is 22.4 MB (the word-order model's
+``lm_beam.binary``)."""
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NOTED_UNCHECKED: set[Path] = set()  # model directories already reported unchecked in this process
+
+
+def _not_regular(mode: int) -> str:
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def open_model_file(path: str | os.PathLike[str], limit: FileLimit, *,
+                    follow_symlinks: bool = False) -> BinaryIO:
+    """Open a model file for reading: a regular file, not a symlink, within ``limit``.
+
+    The file is opened non-blocking (a FIFO is refused, never waited on) and checked on the open handle
+    (``fstat``), so what is checked is what is read.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    limit : FileLimit
+        The cap of its kind (:data:`JSON_FILE`, :data:`ARRAY_FILE`, :data:`LM_FILE`).
+    follow_symlinks : bool
+        Accept a symlink in the last component (a file named on the command line, not one found in a
+        model directory).
+
+    Returns
+    -------
+    binary file
+        Open at its start; the caller closes it.
+
+    Raises
+    ------
+    FileNotFoundError
+        When it does not exist (the caller words the message).
+    ModelError
+        A symlink, a device, FIFO, socket or directory, a file over ``limit.max_bytes``, or one that
+        cannot be opened; the message names the file.
+    """
+    name = os.fspath(path)
+    nofollow = 0 if follow_symlinks else _NOFOLLOW
+    try:
+        if not follow_symlinks and not _NOFOLLOW and os.path.islink(name):  # no O_NOFOLLOW (Windows)
+            raise OSError(errno.ELOOP, "symbolic link")
+        fd = os.open(name, _FLAGS | nofollow)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if not follow_symlinks and (exc.errno == errno.ELOOP or os.path.islink(name)):
+            raise ModelError(f"{name}: is a symbolic link (refused: a file in a model directory must be a "
+                             "regular file, not a link)") from None
+        raise ModelError(f"{name}: cannot open ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelError(f"{name}: is {_not_regular(st.st_mode)}, not a regular file (refused as a "
+                             f"{limit.kind})")
+        if st.st_size > limit.max_bytes:
+            raise ModelError(f"{name}: {st.st_size} bytes, over the {_size(limit.max_bytes)} limit of a "
+                             f"{limit.kind}")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _size(n: int) -> str:
+    return f"{n // _MIB} MiB" if n % _MIB == 0 else f"{n} bytes"
+
+
+def read_model_bytes(path: str | os.PathLike[str], limit: FileLimit, *,
+                     follow_symlinks: bool = False) -> bytes:
+    """The content of a model file, opened by :func:`open_model_file` and read up to its cap.
+
+    Raises
+    ------
+    FileNotFoundError
+        When it does not exist.
+    ModelError
+        As :func:`open_model_file`; also a file that grew past the cap while it was read.
+    """
+    with open_model_file(path, limit, follow_symlinks=follow_symlinks) as fh:
+        data = fh.read(limit.max_bytes + 1)
+    if len(data) > limit.max_bytes:
+        raise ModelError(f"{os.fspath(path)}: over the {_size(limit.max_bytes)} limit of a {limit.kind}")
+    return data
+
+
+def check_model_path(path: str | os.PathLike[str], limit: FileLimit, *, follow_symlinks: bool = False) -> int:
+    """Check a file that third-party code will open by its path (KenLM): :func:`open_model_file`'s
+    checks, without reading it. Returns its size.
+
+    Raises
+    ------
+    FileNotFoundError
+        When it does not exist.
+    ModelError
+        As :func:`open_model_file`.
+    """
+    with open_model_file(path, limit, follow_symlinks=follow_symlinks) as fh:
+        return os.fstat(fh.fileno()).st_size
+
+
+def path_inside(directory: Path, rel: object, where: str | os.PathLike[str]) -> Path:
+    """The (resolved) path that a model file names relative to its model directory, checked.
+
+    Parameters
+    ----------
+    directory : Path
+        The model directory (it may be reached through a symlink).
+    rel : object
+        The relative path the file ``where`` gives (a component's ``path``, an LM file name).
+    where : path
+        The file that names it, for the message.
+
+    Raises
+    ------
+    ModelError
+        Naming ``where`` and ``rel``: not a string, or a path that leads outside the model directory;
+        naming the path and ``where``: a symbolic link.
+    """
+    if not isinstance(rel, str) or "\0" in rel:
+        raise ModelError(f"{os.fspath(where)}: path {rel!r} must be a file name relative to the model "
+                         "directory")
+    target = directory / rel
+    if Path(rel) != Path(".") and os.path.islink(target):
+        raise ModelError(f"{target}: is a symbolic link (refused: a file or directory that a model names, "
+                         f"here {os.fspath(where)}, must not be a link)")
+    root = directory.resolve()
+    resolved = target.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise ModelError(f"{os.fspath(where)}: path {rel!r} must lie inside the model directory {directory}")
+    return resolved
 
 
 def atomic_write_bytes(path: Path, write: Callable[[IO[bytes]], Any]) -> None:
@@ -73,12 +256,17 @@ def write_json(path: Path, obj: Any) -> None:
     atomic_write_bytes(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
-def read_json(path: Path, missing: str = "missing") -> Any:
-    """Read a JSON file; ``missing`` completes the message when it does not exist (ModelError).
+def read_json(path: Path, missing: str = "missing", limit: FileLimit = JSON_FILE) -> Any:
+    """Read a JSON model file (:func:`read_model_bytes`); ``missing`` completes the message when it does
+    not exist.
 
+    Raises
+    ------
+    ModelError
+        Missing, refused by :func:`open_model_file`, unreadable, or not valid UTF-8 JSON.
     """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_model_bytes(path, limit).decode("utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{path}: {missing}") from exc
     except (OSError, ValueError, RecursionError) as exc:  # also: too deep, an integer of > 4,300 digits
@@ -100,16 +288,10 @@ def read_sparse_weights(path: Path, size: int) -> np.ndarray:
     ModelError
         Missing or corrupted file, malformed arrays, an index out of range or a non-finite weight.
     """
-    check_npz_size(path)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            indices = np.asarray(npz["indices"])
-            values = np.asarray(npz["values"])
-    except FileNotFoundError as exc:
-        raise ModelError(f"{path}: missing") from exc
-    except (OSError, ValueError, KeyError, AttributeError, TypeError, zipfile.BadZipFile, EOFError,
-            zlib.error, RecursionError) as exc:  # zlib.error: corrupted deflate data
-        raise ModelError(f"{path}: corrupted or not a weights file ({type(exc).__name__}: {exc})") from None
+    arrays = read_npz(path)
+    if "indices" not in arrays or "values" not in arrays:
+        raise ModelError(f"{path}: corrupted or not a weights file (no indices and values arrays)")
+    indices, values = arrays["indices"], arrays["values"]
     if indices.ndim != 1 or values.shape != indices.shape:
         raise ModelError(f"{path}: indices and values must be 1-d arrays of the same length")
     if not np.issubdtype(indices.dtype, np.integer) or not np.issubdtype(values.dtype, np.floating):
@@ -122,6 +304,31 @@ def read_sparse_weights(path: Path, size: int) -> np.ndarray:
     weights[indices] = values
     weights[0] = 0.0
     return weights
+
+
+def read_npz(path: Path, missing: str = "missing") -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` model file (never pickle), opened by :func:`open_model_file`
+    (:data:`ARRAY_FILE`) with its declared decompressed size capped (:func:`check_npz_size`).
+
+    Raises
+    ------
+    ModelError
+        Missing (``missing`` completes the message), refused, too large, corrupted or not an ``.npz``.
+    """
+    try:
+        fh = open_model_file(path, ARRAY_FILE)
+    except FileNotFoundError as exc:
+        raise ModelError(f"{path}: {missing}") from exc
+    with fh:
+        check_npz_size(path, handle=fh)
+        fh.seek(0)
+        try:
+            with np.load(fh, allow_pickle=False) as npz:
+                return {k: np.asarray(npz[k]) for k in npz.files}
+        except (OSError, ValueError, KeyError, AttributeError, TypeError, zipfile.BadZipFile, EOFError,
+                zlib.error, RecursionError) as exc:  # zlib.error: corrupted deflate data
+            raise ModelError(f"{path}: corrupted or not an .npz weights file ({type(exc).__name__}: "
+                             f"{exc})") from None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -174,10 +381,7 @@ def write_manifest(directory: str | os.PathLike[str]) -> Path:
 
 
 def _read_manifest(path: Path) -> dict[str, str]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from exc
+    doc = read_json(path)
     files = doc.get("sha256") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) == 64
                                               for k, v in files.items()):
@@ -208,7 +412,7 @@ def verify_file(path: str | os.PathLike[str]) -> None:
     d = p.parent
     for _ in range(_MANIFEST_LEVELS):
         manifest = d / MANIFEST
-        if manifest.is_file():
+        if os.path.lexists(manifest):  # a symlink or a device there is refused, not skipped
             expected = _read_manifest(manifest).get(p.relative_to(d).as_posix())
             if expected is None:
                 return
@@ -221,26 +425,44 @@ def verify_file(path: str | os.PathLike[str]) -> None:
         d = d.parent
 
 
+def note_if_unchecked(directory: str | os.PathLike[str]) -> None:
+    """Say on stderr, in one line, that a model directory has no ``MANIFEST.json`` (its files load
+    unchecked); once per process for a directory and the directories below it.
+
+    Every save path writes the manifest, so a directory without one was written by an older version or
+    by hand, or lost it. Loading goes on.
+    """
+    d = Path(os.path.realpath(directory))
+    if os.path.lexists(d / MANIFEST) or any(n == d or n in d.parents for n in _NOTED_UNCHECKED):
+        return
+    _NOTED_UNCHECKED.add(d)
+    print(f"dualdecomp: note: {os.fspath(directory)} has no {MANIFEST} (no checksum manifest): the model is "
+          "loaded unchecked", file=sys.stderr)
+
+
 # ----------------------------------------------------------------------------------------------------
 # decompression limits
 # ----------------------------------------------------------------------------------------------------
 
 
 def read_gzip_capped(path: Path, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
-    """Decompress a gzip file by streaming, refusing more than ``limit`` decompressed bytes.
+    """Decompress a gzip model file by streaming, refusing more than ``limit`` decompressed bytes.
+
+    The file is opened by :func:`open_model_file` (:data:`ARRAY_FILE`).
 
     Raises
     ------
     FileNotFoundError
         When the file does not exist (the caller words the message).
     ModelError
-        Corrupted gzip data, or a decompressed size over ``limit`` (a decompression bomb).
+        Refused by :func:`open_model_file`, corrupted gzip data, or a decompressed size over ``limit`` (a
+        decompression bomb).
     """
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip header
     parts: list[bytes] = []
     size = 0
     try:
-        with path.open("rb") as fh:
+        with open_model_file(path, ARRAY_FILE) as fh:
             for block in iter(lambda: fh.read(1 << 16), b""):
                 data = block
                 while data:
@@ -262,11 +484,12 @@ def read_gzip_capped(path: Path, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     return b"".join(parts)
 
 
-def check_npz_size(path: Path, limit: int = MAX_DECOMPRESSED_BYTES) -> None:
+def check_npz_size(path: Path, limit: int = MAX_DECOMPRESSED_BYTES, handle: BinaryIO | None = None) -> None:
     """Refuse an ``.npz`` whose members declare more than ``limit`` decompressed bytes in all.
 
     ``zipfile`` never inflates a member past its declared size, so the declared sizes bound the memory.
-    A missing file or one that is not a zip passes (``numpy.load`` reports it).
+    A missing file or one that is not a zip passes (``numpy.load`` reports it). ``handle``: the file
+    already open (:func:`read_npz`), read instead of ``path`` (which names it in the message).
 
     Raises
     ------
@@ -274,7 +497,7 @@ def check_npz_size(path: Path, limit: int = MAX_DECOMPRESSED_BYTES) -> None:
         When the declared sizes exceed ``limit``.
     """
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(handle if handle is not None else path) as zf:
             total = sum(info.file_size for info in zf.infolist())
     except (OSError, zipfile.BadZipFile, ValueError):
         return

@@ -15,6 +15,8 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
+    note_if_unchecked,
+    path_inside,
     read_json,
     read_sparse_weights,
     verify_files,
@@ -94,6 +96,7 @@ def read_spec(directory: Path, kind: str) -> dict:
     path = directory / "model.json"
     if not directory.is_dir():
         raise ModelError(f"model directory not found: {directory}")
+    note_if_unchecked(directory)
     spec = read_json(path, "missing (not a dualdecomp model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise ModelError(f"{path}: not a dualdecomp model (format field missing or wrong)")
@@ -144,11 +147,7 @@ def load_model(directory: str | os.PathLike[str] | None = None) -> BigramModel:
     weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
     lm = None
     if spec.get("lm"):
-
-        lm_path = (d / spec["lm"]).resolve()
-        if d.resolve() not in lm_path.parents:
-            raise ModelError(f"{d / 'model.json'}: lm file must lie inside the model directory")
-        lm = load_lm(lm_path)
+        lm = load_lm(path_inside(d, spec["lm"], d / "model.json"))
     verify_files(d / "model.json", d / "weights.npz")
     return BigramModel(weights=weights, hash_bits=spec["hash_bits"], lexical=spec["lexical"], lm=lm,
                        meta=spec.get("meta", {}))

@@ -44,7 +44,7 @@ import numpy as np
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError
-from dualdecomp.core.model_files import verify_file, write_manifest
+from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_json, verify_file, write_manifest
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
 from dualdecomp.engine.options import make_options
@@ -161,31 +161,50 @@ def _check_decode_options(decode: dict, decoder: str, where: str) -> None:
         raise ModelError(f"{where}: unknown option(s) for the {decoder} decoder: {', '.join(unknown)}")
 
 
+def _valid_name(config: object) -> bool:
+    return isinstance(config, str) and bool(config) and "/" not in config and "\\" not in config \
+        and "\0" not in config and not config.startswith(".")
+
+
+def config_names(directory: Path) -> list[str]:
+    """The names of the configurations in ``directory/configs`` (sorted)."""
+    return sorted(p.stem for p in (directory / "configs").glob("*.json"))
+
+
+def _available(directory: Path) -> str:
+    names = config_names(directory)
+    return f"configurations here: {', '.join(names)}" if names else "this model directory has none"
+
+
 def config_path(directory: Path, config: str | None) -> Path:
     """``config.json`` of ``directory`` (``config=None``) or ``configs/CONFIG.json``.
 
     Raises
     ------
-    ModelError
-        A name that is empty, has a path separator or starts with a dot.
+    InputError
+        A name that is empty, has a path separator or starts with a dot (bad input: ``--config``).
     """
     if config is None:
         return directory / "config.json"
-    if not config or "/" in config or "\\" in config or config.startswith("."):
-        raise ModelError(f"invalid configuration name {config!r}")
+    if not _valid_name(config):
+        raise InputError(f"invalid configuration name {config!r} ({_available(directory)})")
     return directory / "configs" / f"{config}.json"
 
 
-def _read_spec(path: Path, directory: Path) -> object:
-    """The JSON of a configuration file (ModelError when missing or unreadable)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        names = sorted(p.stem for p in (directory / "configs").glob("*.json"))
-        known = f" (configurations here: {', '.join(names)})" if names else ""
-        raise ModelError(f"{path}: missing{known}") from exc
-    except (OSError, ValueError, RecursionError) as exc:  # also too deep, an over-long integer
-        raise ModelError(f"{path}: unreadable or not valid JSON ({exc})") from None
+def _read_spec(path: Path, requested: str | None = None) -> object:
+    """The JSON of a configuration file (:func:`~dualdecomp.core.model_files.read_json`).
+
+    Raises
+    ------
+    InputError
+        ``requested`` (the name the user gave) names no configuration of the directory.
+    ModelError
+        The file is missing (``config.json``, a base), refused, unreadable or not JSON.
+    """
+    directory = path.parent.parent if requested is not None else path.parent
+    if requested is not None and not os.path.lexists(path):
+        raise InputError(f"unknown configuration {requested!r} in {directory} ({_available(directory)})")
+    return read_json(path)
 
 
 class JointModel:
@@ -201,17 +220,28 @@ class JointModel:
 
     def __init__(self, directory: str | os.PathLike[str], config: str | None = None) -> None:
         d = Path(directory)
+        if not d.is_dir():
+            raise ModelError(f"model directory not found: {d}")
         path = config_path(d, config)
-        spec = _read_spec(path, d)
+        note_if_unchecked(d)
+        spec = _read_spec(path, config)
         base_path = None
+        self._components_from = path  # the file whose "components" are loaded (named in path errors)
         if isinstance(spec, dict) and "base" in spec:
             base_name = spec["base"]
             if not isinstance(base_name, str) or base_name == config:
                 raise ModelError(f"{path}: base must name another configuration of the directory")
+            if not _valid_name(base_name):
+                raise ModelError(f"{path}: base {base_name!r} is an invalid configuration name")
             base_path = config_path(d, base_name)
-            base = _read_spec(base_path, d)
+            try:
+                base = _read_spec(base_path)
+            except ModelError as exc:
+                raise ModelError(f"{path}: its base: {exc}") from None
             if not isinstance(base, dict) or "base" in base:
                 raise ModelError(f"{path}: its base {base_path.name} must be a configuration without a base")
+            if "components" not in spec:
+                self._components_from = base_path
             spec = {**base, **{k: v for k, v in spec.items() if k != "base"}}
         self.config = parse_config(spec, str(path))
         self.directory = d
@@ -220,14 +250,8 @@ class JointModel:
         if base_path is not None:
             verify_file(base_path)
 
-    def _resolve(self, rel: str) -> Path:
-        p = (self.directory / rel).resolve()
-        if self.directory.resolve() not in (p, *p.parents):
-            raise ModelError(f"{self.directory / 'config.json'}: {rel!r} must lie inside the model directory")
-        return p
-
     def _load(self, c: ComponentSpec):
-        return get_kind(c.kind).load(self._resolve(c.path))
+        return get_kind(c.kind).load(path_inside(self.directory, c.path, self._components_from))
 
     def check_size(self, n: int) -> None:
         """Raise :class:`~dualdecomp.core.errors.InputError` when ``n`` tokens exceed the configuration's

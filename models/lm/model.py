@@ -24,7 +24,7 @@ import numpy as np
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import verify_file
+from dualdecomp.core.model_files import LM_FILE, open_model_file, verify_file
 from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.solvers.ngram.packed import PackedTrigram
 
@@ -411,13 +411,13 @@ def load_lm(path: str | Path, cased: bool = False) -> LanguageModel:
 
 def _load_kenlm(path: Path) -> kenlm.Model:
     """Open a KenLM model, turning every failure into a ModelError with a one-line reason."""
-    if not path.exists():
-        raise ModelError(f"language model not found: {path}")
-    if not path.is_file():
-        raise ModelError(f"language model is not a file: {path}")
     try:
-        with path.open("rb") as fh:
+        # a regular file within LM_FILE's cap before KenLM opens it by name (it may be a symlink: an LM is
+        # also named on the command line; a model's loader checks the path it names, path_inside)
+        with open_model_file(path, LM_FILE, follow_symlinks=True) as fh:
             head = fh.read(64)
+    except FileNotFoundError:
+        raise ModelError(f"language model not found: {path}") from None
     except OSError as exc:
         raise ModelError(f"cannot read language model {path}: {exc.strerror or exc}") from exc
     if not head:
@@ -470,7 +470,7 @@ def _check_binary_vocabulary(path: Path, model: kenlm.Model) -> None:
     KenLM itself checks the size of the mapped tables but not the vocabulary strings stored after them,
     so a binary truncated by a few bytes would load. Files of another layout are left to KenLM.
     """
-    with path.open("rb") as fh:
+    with open_model_file(path, LM_FILE, follow_symlinks=True) as fh:
         header = fh.read(_COUNTS_OFFSET + 8)
         if len(header) < _COUNTS_OFFSET + 8 or header[: len(_SANITY)] != _SANITY:
             return

@@ -19,6 +19,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import JSON_FILE, read_model_bytes
 from dualdecomp.data.normalisation import mask_digits
 
 __all__ = ["MAX_PIECES_PER_WORD", "PieceWindow", "Pieces"]
@@ -62,12 +63,20 @@ class Pieces:
     Raises
     ------
     ModelError
-        The file cannot be read as a tokenizer, or it lacks [CLS]/[SEP]/[UNK].
+        The file is missing, refused (:func:`~dualdecomp.core.model_files.open_model_file`: a regular
+        file within the cap of a JSON model file), cannot be read as a tokenizer, or it lacks
+        [CLS]/[SEP]/[UNK].
     """
 
     def __init__(self, path: str | Path, max_pieces: int = 512) -> None:
         try:
-            self._tok = Tokenizer.from_file(str(path))
+            text = read_model_bytes(path, JSON_FILE).decode("utf-8")
+        except FileNotFoundError:
+            raise ModelError(f"{path}: missing") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelError(f"{path}: not a readable tokenizer.json ({exc})") from None
+        try:
+            self._tok = Tokenizer.from_str(text)
         except Exception as exc:  # tokenizers raises bare Exception subclasses for malformed files
             raise ModelError(f"{path}: not a readable tokenizer.json ({exc})") from None
         ids = {name: self._tok.token_to_id(name) for name in ("[CLS]", "[SEP]", "[UNK]")}

@@ -12,7 +12,6 @@ checksums.
 from __future__ import annotations
 
 import os
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,9 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
     atomic_write_bytes,
-    check_npz_size,
+    note_if_unchecked,
     read_json,
+    read_npz,
     verify_files,
     write_json,
     write_manifest,
@@ -142,6 +142,8 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     directory = Path(path)
     if directory.is_file():
         directory = directory.parent
+    if directory.is_dir():
+        note_if_unchecked(directory)
     spec = read_json(directory / "model.json")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise ModelError(f"{directory / 'model.json'}: not a {FORMAT} file")
@@ -151,7 +153,7 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
         raise ModelError(f"{directory / 'model.json'}: 'encoder' must be an object")
     config = EncoderConfig.from_dict(spec["encoder"])
     weights_path = directory / "weights.npz"
-    arrays = _read_arrays(weights_path)
+    arrays = read_npz(weights_path)
     params: dict[str, np.ndarray] = {}
     for name in config.parameter_shapes():
         if name not in arrays:
@@ -178,14 +180,4 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     return NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
                         meta=spec.get("meta", {}), pair=pair)
 
-
-def _read_arrays(path: Path) -> dict[str, np.ndarray]:
-    check_npz_size(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: np.asarray(data[k]) for k in data.files}
-    except FileNotFoundError:
-        raise ModelError(f"{path}: missing") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ModelError(f"{path}: not a readable .npz file ({exc})") from None
 

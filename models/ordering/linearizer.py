@@ -255,7 +255,7 @@ def load_linearizer(directory: str | Path) -> Linearizer | None:
         Its files are missing, unreadable, damaged or not a linearizer.
     """
     path = Path(directory)
-    if not (path / JSON_NAME).exists():
+    if not ((path / JSON_NAME).exists() or (path / JSON_NAME).is_symlink()):  # a link: refused, not skipped
         return None
     doc = read_json(path / JSON_NAME)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:

@@ -32,6 +32,7 @@ from pathlib import Path
 import kenlm
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.core.model_files import path_inside
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.models.lm.model import LanguageModel, load_lm
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput, unit_head
@@ -139,9 +140,11 @@ def lm_terms(directory: str | Path, lm: str = LM_FILE, cased_lm: str | None = No
     ModelError
         A missing or invalid LM file.
     """
-    terms = [LMTerm(load_lm(Path(directory) / lm))]
+    d = Path(directory)
+    where = d / "model.json"  # the LM beam's settings are in its meta
+    terms = [LMTerm(load_lm(path_inside(d, lm, where)))]
     if cased_lm is not None:
-        terms.append(LMTerm(load_lm(Path(directory) / cased_lm, cased=True), float(cased_weight)))
+        terms.append(LMTerm(load_lm(path_inside(d, cased_lm, where), cased=True), float(cased_weight)))
     return tuple(terms)
 
 

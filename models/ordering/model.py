@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import read_json, read_npz
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
 from dualdecomp.models.ordering.feature_kernel import (
     attach_indices,
@@ -252,16 +253,14 @@ def load_model(directory: str | Path, lm_beam: bool = True) -> OrderingModel:
         Missing or invalid files.
     """
     path = Path(directory)
-    try:
-        doc = json.loads((path / "model.json").read_text(encoding="utf-8"))
-        arrays = np.load(path / "weights.npz")
-        index, value = arrays["index"], arrays["value"]
-    except FileNotFoundError as exc:
-        raise ModelError(f"word-order model not found: {exc.filename}") from None
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"word-order model in {path} is unreadable: {exc}") from None
-    if doc.get("format") != FORMAT:
-        raise ModelError(f"{path / 'model.json'}: not a word-order model (format {doc.get('format')!r})")
+    doc = read_json(path / "model.json", "missing (word-order model not found)")
+    arrays = read_npz(path / "weights.npz", "missing (word-order model not found)")
+    if "index" not in arrays or "value" not in arrays:
+        raise ModelError(f"{path / 'weights.npz'}: not a word-order model's weights (no index and value)")
+    index, value = arrays["index"], arrays["value"]
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else None
+        raise ModelError(f"{path / 'model.json'}: not a word-order model (format {found!r})")
     bits = int(doc["hash_bits"])
     weights = np.zeros(1 << bits, dtype=np.float64)
     if index.size and (index.min() < 0 or index.max() >= weights.size):

@@ -17,6 +17,7 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
+    note_if_unchecked,
     read_json,
     read_sparse_weights,
     verify_files,
@@ -141,6 +142,8 @@ def _cached_grammar(path: Path) -> Grammar:
 def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     """Read and validate a model directory written by :func:`save_t3`."""
     d = Path(directory)
+    if d.is_dir():
+        note_if_unchecked(d)
     spec = read_json(d / "model.json", "missing (not a T3 model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT or spec.get("version") != VERSION:
         raise ModelError(f"{d}/model.json: not a {FORMAT} version {VERSION} model")

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import atomic_write_bytes, read_gzip_capped, verify_file
+from dualdecomp.core.model_files import (
+    ARRAY_FILE,
+    atomic_write_bytes,
+    read_gzip_capped,
+    read_model_bytes,
+    verify_file,
+)
 
 __all__ = ["NODE", "VAR", "WORD", "Frag", "Grammar", "GrammarConfig", "Rule", "format_frag", "load_grammar",
            "parse_frag", "save_grammar"]
@@ -350,7 +356,7 @@ def load_grammar(path: str | os.PathLike[str]) -> Grammar:
     """
     p = Path(path)
     try:
-        raw = read_gzip_capped(p) if p.suffix == ".gz" else p.read_bytes()
+        raw = read_gzip_capped(p) if p.suffix == ".gz" else read_model_bytes(p, ARRAY_FILE)
         doc = json.loads(raw.decode("utf-8"))
     except FileNotFoundError as exc:
         raise ModelError(f"{p}: grammar file not found") from exc
