@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.instance import OrderingInput
@@ -16,7 +17,7 @@ from dualdecomp.solvers.ordering.linearise import Linearisation
 
 
 def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None = None,
-           exact: ExactConfig | None = None) -> OrderingResult:
+           exact: ExactConfig | None = None, deadline: Deadline | None = None) -> OrderingResult:
     """Decode one input with the decoders ``exact`` asks for.
 
     A full tree (every head given): the exact DP when ``exact.max_states`` is set (certified when it
@@ -33,6 +34,17 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
     (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the paper's
     model's decoders use the model's LM term for inputs with units (``OrderingModel.for_input``).
 
+    ``deadline`` is one time limit for the whole input, shared by every stage: each decoder checks it
+    (the best-first search before each pop, the DPs before each attachment, the LM beam before each
+    state, the linearizer before each head domain and each step of a domain's beam search, the second
+    stage before each arc score) and returns what it has at the deadline, finished greedily where it can
+    be (the DPs, the linearizer, the LM beam) — so one input takes about the limit plus one such step
+    and the greedy finishing, which is linear in the number of words for the DPs (O(n²) array work for
+    the linearizer, n²/2 LM queries for the LM beam). The exact DPs give up there (no output) and the
+    next decoder goes on. A result the deadline touched is not certified and lists the stages it cut
+    short in ``OrderingResult.stopped`` (``"timed_out": true`` and a ``"note"`` in its row). Without a
+    deadline each stage runs as before (best-first search until ``search.timeout``).
+
     Parameters
     ----------
     model : OrderingModel
@@ -41,6 +53,8 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
         Settings of the best-first search (used when the exact decoder is not used or gives up).
     exact : ExactConfig or None
         None: best-first search only (the paper's method).
+    deadline : Deadline, optional
+        The input's time limit, shared by all stages (above).
 
     Returns
     -------
@@ -48,26 +62,32 @@ def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None
         ``certified`` is True only when the DP finished (the output is the model's optimum).
     """
     if exact is not None and model.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
-        return model.lm_beam.decode(inp)
+        return model.lm_beam.decode(inp, deadline)
     start = time.perf_counter()
     model = model.for_input(inp)  # the LM weight for inputs with ordered units, when the model has one
     full_tree = all(h is not None for h in inp.heads)
+    stopped: tuple[str, ...] = ()  # the stages before the one that gives the output, cut short
     if exact is not None and full_tree:
         if exact.max_states is not None:
-            found = exact_linearisation(model, inp, exact.max_states)
+            found = exact_linearisation(model, inp, exact.max_states, deadline=deadline)
             if found.certified and found.best is not None:
                 return _dp_result(model, inp, found, start)
+            if found.timed_out:
+                stopped = ("the exact DP (gave up at the deadline, no output)",)
         if exact.linearizer and model.linearizer is not None:
-            return linearise_tree(model.linearizer, inp)
+            return linearise_tree(model.linearizer, inp, deadline).after(stopped)
         if exact.beam is not None:
-            found = exact_linearisation(model, inp, beam=exact.beam, beam_attachments=exact.beam_attachments)
+            found = exact_linearisation(model, inp, beam=exact.beam, beam_attachments=exact.beam_attachments,
+                                        deadline=deadline)
+            if found.timed_out:
+                stopped += ("the tree beam DP (finished greedily at the deadline)",)
             if found.best is not None:
-                return _dp_result(model, inp, found, start)
-    first = best_first(model, inp, search or SearchConfig())
+                return _dp_result(model, inp, found, start).after(stopped)
+    first = best_first(model, inp, search or SearchConfig(), deadline=deadline).after(stopped)
     if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
-        return relinearise(model, model.linearizer, inp, first)
+        return relinearise(model, model.linearizer, inp, first, deadline)
     if exact is not None and exact.beam is not None:
-        return refine(model, inp, first, exact.beam, exact.beam_attachments)
+        return refine(model, inp, first, exact.beam, exact.beam_attachments, deadline)
     return first
 
 

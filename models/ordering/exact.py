@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.edge import Edge, can_attach
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
@@ -104,8 +105,8 @@ def signature(e: Edge) -> tuple:
 
 
 def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: int = 100_000,
-                        beam: int | None = None, beam_attachments: int | None = None
-                        ) -> Linearisation[Edge]:
+                        beam: int | None = None, beam_attachments: int | None = None,
+                        deadline: Deadline | None = None) -> Linearisation[Edge]:
     """The model's best projective linearisation of the input's complete tree, by exact DP.
 
     Parameters
@@ -119,6 +120,9 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
         None: exact; K: the tree beam DP (approximate; certified only when nothing was pruned).
     beam_attachments : int or None
         With ``beam``: the bound of :func:`budgeted_beam` on this tree's worst case of attachments.
+    deadline : Deadline, optional
+        The input's deadline: the exact DP gives up there, the beam DP finishes greedily
+        (``dualdecomp.solvers.ordering.linearise``); either is then ``timed_out``.
 
     Returns
     -------
@@ -148,4 +152,4 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
     if beam is not None:
         beam = budgeted_beam(children, beam, beam_attachments)
     return best_linearisation(children, ROOT if root is None else root, leaf, attach, lambda e: e.score,
-                              signature, max_states, beam)
+                              signature, max_states, beam, deadline=deadline)

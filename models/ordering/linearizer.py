@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.models.ordering.instance import ROOT
@@ -43,6 +44,7 @@ from dualdecomp.solvers.ordering.domain_order import (
     EXACT_LIMIT,
     beam_domain_order,
     best_domain_order,
+    greedy_domain_order,
     order_score,
 )
 
@@ -75,6 +77,9 @@ class Linearised:
         True when the output is proven to be the linearizer's best linearisation of the tree (no LM,
         every domain solved by the exact DP).
     method : str
+    stopped : str
+        What the deadline cut short (empty: nothing), e.g. "the head-domain linearizer (2 of 9 head domains
+        ordered greedily at the deadline)".
     """
 
     order: tuple[int, ...]
@@ -82,6 +87,7 @@ class Linearised:
     score: float
     certified: bool
     method: str
+    stopped: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,8 @@ class Linearizer:
         """The head domains of a complete tree with this model's hashing (bottom-up)."""
         return sentence_domains(words, tags, heads, self.mask)
 
-    def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT, units=()) -> Linearised:
+    def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT, units=(),
+                  deadline: Deadline | None = None) -> Linearised:
         """The best projective linearisation of a complete tree (that keeps the ordered units).
 
         Parameters
@@ -151,12 +158,16 @@ class Linearizer:
             Ordered units (``OrderingInput.units``, valid for ``heads``): each comes out contiguous and
             in its order; every decoder here maximises over the linearisations that keep them
             (``linearizer_features.constrained_tables``).
+        deadline : Deadline, optional
+            The input's deadline: the exact DP with the LM term gives up there, a beam search completes
+            its best prefix greedily and the domains not yet ordered are ordered greedily
+            (``domain_order.greedy_domain_order``); the Held–Karp DP of a domain is not stopped.
 
         Returns
         -------
         Linearised
             Certified without an LM when every domain was solved exactly; with an LM only when the exact
-            DP (``lm_states > 0``) finished.
+            DP (``lm_states > 0``) finished; never when the deadline cut something short (``stopped``).
 
         Raises
         ------
@@ -169,29 +180,40 @@ class Linearizer:
         domains = self.domains(words, tags, heads)
         root = next(k for k, h in enumerate(heads) if h == ROOT)
         if self.lm is None:
-            return self._exact(words, tags, domains, root, exact_limit, units)
+            return self._exact(words, tags, domains, root, exact_limit, units, deadline)
+        stopped = ""
         if self.lm_states:
-            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states, units=units)
+            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states, units=units,
+                                  deadline=deadline)
             if found.certified and found.best is not None:
                 return Linearised(found.best.words, tags, found.score, True, EXACT_LM_METHOD)
-        return self._with_lm(words, tags, domains, root, units)
+            if found.timed_out:
+                stopped = "the head-domain linearizer's exact DP with its LM term (gave up, no output)"
+        return self._with_lm(words, tags, domains, root, units, deadline, stopped)
 
-    def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int, units) -> Linearised:
+    def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int, units,
+               deadline: Deadline | None = None) -> Linearised:
         orders: dict[int, list[int]] = {}
-        total, exact = 0.0, True
+        total, exact, greedy = 0.0, True, 0
         for domain in domains:
-            found = best_domain_order(*constrained_tables(self.weights, domain, units), domain.head_index,
-                                      exact_limit)
+            tables = constrained_tables(self.weights, domain, units)
+            if deadline is not None and deadline.expired():
+                found = greedy_domain_order(*tables, domain.head_index)
+            else:
+                found = best_domain_order(*tables, domain.head_index, exact_limit, deadline=deadline)
             orders[domain.head] = [domain.elements[k] for k in found.order]
             total += found.score
             exact &= found.exact
+            greedy += found.timed_out
         order = _expand(orders, root)
-        return Linearised(order, tags, total, exact, EXACT_METHOD if exact else APPROXIMATE_METHOD)
+        return Linearised(order, tags, total, exact, EXACT_METHOD if exact else APPROXIMATE_METHOD,
+                          _greedy_note(greedy, len(domains)))
 
-    def _with_lm(self, words, tags, domains: list[Domain], root: int, units) -> Linearised:
+    def _with_lm(self, words, tags, domains: list[Domain], root: int, units, deadline: Deadline | None = None,
+                 stopped: str = "") -> Linearised:
         lm = self.lm
         strings: dict[int, tuple[int, ...]] = {}
-        total = 0.0
+        total, greedy = 0.0, 0
         for domain in domains:
             side, pair, start, end = constrained_tables(self.weights, domain, units)
             parts = [(x,) if x == domain.head else strings.pop(x, (x,)) for x in domain.elements]
@@ -202,13 +224,19 @@ class Linearizer:
                 joined = tuple(w for k in prefix for w in parts[k])
                 return lm.phrase(words, joined, sentence=sentence) - sum(alone[k] for k in prefix)
 
-            order, value = beam_domain_order(side, pair, start, end, domain.head_index, LM_BEAM, lm_term)
-            strings[domain.head] = tuple(w for k in order for w in parts[int(k)])
-            total += value
+            if deadline is not None and deadline.expired():
+                found = greedy_domain_order(side, pair, start, end, domain.head_index, bonus=lm_term)
+            else:
+                found = beam_domain_order(side, pair, start, end, domain.head_index, LM_BEAM, lm_term,
+                                          deadline=deadline)
+            strings[domain.head] = tuple(w for k in found.order for w in parts[int(k)])
+            total += found.score
+            greedy += found.timed_out
         if not domains:  # one word: only the sentence start and end
             total = lm.ends(words, (root,))
         order = strings.get(root, (root,))
-        return Linearised(order, tags, total, False, APPROXIMATE_METHOD)
+        notes = tuple(note for note in (stopped, _greedy_note(greedy, len(domains))) if note)
+        return Linearised(order, tags, total, False, APPROXIMATE_METHOD, "; ".join(notes))
 
     def order_score(self, words, pos, heads, order) -> float:
         """The LM-free score of one projective linearisation (input indices in output order)."""
@@ -230,6 +258,13 @@ class Linearizer:
         write_json(out / JSON_NAME, {"format": FORMAT, "hash_bits": self.hash_bits,
                                      "lm_weight": self.lm_weight, "default_tag": self.default_tag,
                                      "best_tag": self.best_tag, "meta": self.meta})
+
+
+def _greedy_note(greedy: int, domains: int) -> str:
+    """What the deadline did to the domains (empty when none was ordered greedily)."""
+    if not greedy:
+        return ""
+    return f"the head-domain linearizer ({greedy} of {domains} head domains ordered greedily at the deadline)"
 
 
 def _expand(orders: dict[int, list[int]], root: int) -> tuple[int, ...]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import time
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearised, Linearizer
 from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.refine import completed_input
+from dualdecomp.models.ordering.refine import completed_tree
 from dualdecomp.models.ordering.search import OrderingResult
 
 REFINED_METHOD = "best-first + head-domain linearizer (approximate)"
@@ -26,25 +27,28 @@ def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised
     """The ``OrderingResult`` of a linearizer output for ``inp`` (``tree``: the full tree it ordered).
 
     With a ``method`` of its own (the second stage) the result is never certified: the tree it ordered
-    was the search's, not the input's.
+    was the search's, not the input's. What the deadline cut short (``found.stopped``) is kept.
     """
     position = {w: k for k, w in enumerate(found.order)}
     heads = tuple(0 if tree.heads[w] == ROOT else position[tree.heads[w]] + 1 for w in found.order)
     return OrderingResult(order=found.order, words=tuple(inp.words[w] for w in found.order),
                           pos=tuple(found.tags[w] for w in found.order), heads=heads, complete=True,
                           score=found.score, recovered=1.0, expansions=expansions, seconds=seconds,
-                          method=method or found.method, certified=found.certified and method is None)
+                          method=method or found.method, certified=found.certified and method is None,
+                          stopped=(found.stopped,) if found.stopped else ())
 
 
-def linearise_tree(linearizer: Linearizer, inp: OrderingInput) -> OrderingResult:
-    """Order a full-tree input with the linearizer (certified when exact, see ``Linearised``)."""
+def linearise_tree(linearizer: Linearizer, inp: OrderingInput, deadline: Deadline | None = None
+                   ) -> OrderingResult:
+    """Order a full-tree input with the linearizer (certified when exact, see ``Linearised``; ``deadline``:
+    the input's, see ``Linearizer.linearise``)."""
     start = time.perf_counter()
-    found = linearizer.linearise(inp.words, inp.pos, inp.heads, units=inp.units)
+    found = linearizer.linearise(inp.words, inp.pos, inp.heads, units=inp.units, deadline=deadline)
     return linearised_result(inp, inp, found, time.perf_counter() - start)
 
 
-def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput, first: OrderingResult
-                ) -> OrderingResult:
+def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput, first: OrderingResult,
+                deadline: Deadline | None = None) -> OrderingResult:
     """The second stage with the linearizer: complete the best-first output's tree and order it.
 
     Parameters
@@ -55,15 +59,18 @@ def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput
     inp : OrderingInput
     first : OrderingResult
         The best-first output for ``inp``.
+    deadline : Deadline, optional
+        The input's deadline (``refine.completed_tree``, ``Linearizer.linearise``).
 
     Returns
     -------
     OrderingResult
         Every input word, the given tags and heads kept; method ``"best-first + head-domain linearizer
-        (approximate)"``; seconds include the first stage.
+        (approximate)"``; seconds include the first stage; ``stopped``: the first stage's, then this one's.
     """
     start = time.perf_counter()
-    tree = completed_input(model, inp, first)
-    found = linearizer.linearise(tree.words, tree.pos, tree.heads, units=tree.units)
-    return linearised_result(inp, tree, found, first.seconds + time.perf_counter() - start,
-                             first.expansions, REFINED_METHOD)
+    tree, completion = completed_tree(model, inp, first, deadline)
+    found = linearizer.linearise(tree.words, tree.pos, tree.heads, units=tree.units, deadline=deadline)
+    result = linearised_result(inp, tree, found, first.seconds + time.perf_counter() - start,
+                               first.expansions, REFINED_METHOD)
+    return result.after(first.stopped + completion)

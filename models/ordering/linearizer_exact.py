@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer_features import Domain, constrained_tables
 from dualdecomp.models.ordering.lm_feature import OrderingLM
@@ -59,7 +60,8 @@ class Partial:
 
 
 def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
-                  max_states: int, merge_contexts: bool = True, units=()) -> Linearisation[Partial]:
+                  max_states: int, merge_contexts: bool = True, units=(), deadline: Deadline | None = None
+                  ) -> Linearisation[Partial]:
     """The linearizer's best linearisation of a complete tree with its LM term, exactly (or uncertified).
 
     Parameters
@@ -80,6 +82,8 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         the input indices of the first and last two words (the same optimum, more states).
     units : sequence of sequence of int
         Ordered units: only linearisations that keep them (``linearizer_features.constrained_tables``).
+    deadline : Deadline, optional
+        The DP gives up there too (``timed_out``, no output).
 
     Returns
     -------
@@ -152,4 +156,4 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         return (state.left, state.right, state.lefts, *edges)
 
     return best_linearisation(children, root, leaf, attach, lambda s: s.score, signature, max_states,
-                              finish=finish)
+                              finish=finish, deadline=deadline)

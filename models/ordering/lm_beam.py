@@ -20,6 +20,11 @@ The output's dependency tree is not part of this search: :func:`lm_beam_decode` 
 words with the spaCy pipeline of ``dualdecomp.data.parsing`` and keeps the input's constraints (its
 given tags, the heads given inside units; only a unit's head takes dependents from outside the unit).
 Inputs that give any other head are not for this decoder (:func:`lm_beam_applies`).
+
+With the input's ``Deadline`` the search checks it before expanding each state; once it has passed, the
+step is redone from the best state so far with a beam of 1 and the search goes on greedily to the end
+(at most n²/2 further KenLM queries per LM for n items), labelled in the result (``stopped``). spaCy's
+parse of the output is not stopped (linear in its length).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pathlib import Path
 
 import kenlm
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import path_inside
 from dualdecomp.data.parsing import parse_tokens
@@ -74,9 +80,9 @@ class LMBeam:
     beam: int
     default: bool = False
 
-    def decode(self, inp: OrderingInput) -> OrderingResult:
+    def decode(self, inp: OrderingInput, deadline: Deadline | None = None) -> OrderingResult:
         """:func:`lm_beam_decode` with this decoder's LMs and beam."""
-        return lm_beam_decode(self.terms, inp, self.beam)
+        return lm_beam_decode(self.terms, inp, self.beam, deadline)
 
 
 def load_lm_beam(directory: str | Path, meta: dict) -> LMBeam | None:
@@ -163,12 +169,16 @@ class BeamOrder:
         orders of the items).
     states : int
         States generated (after recombination), all steps together.
+    greedy_from : int or None
+        When the deadline stopped the beam: the number of items it had placed (the rest were placed
+        greedily, with a beam of 1; ``pruned`` is then True).
     """
 
     order: tuple[int, ...]
     logprob: float
     pruned: bool
     states: int
+    greedy_from: int | None = None
 
 
 def input_items(inp: OrderingInput) -> list[tuple[int, ...]]:
@@ -187,7 +197,8 @@ def input_items(inp: OrderingInput) -> list[tuple[int, ...]]:
     return [tuple(unit) for unit in inp.units] + [(k,) for k in range(len(inp)) if k not in inside]
 
 
-def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> BeamOrder:
+def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int, deadline: Deadline | None = None
+                  ) -> BeamOrder:
     """The best order of the bag's items under the weighted LMs that the beam search finds.
 
     Parameters
@@ -197,6 +208,9 @@ def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Bea
     inp : OrderingInput
     beam : int
         States kept after each step (at least 1).
+    deadline : Deadline, optional
+        Checked before each state is expanded; once it has passed the search goes on with a beam of 1
+        from the best state (module docstring).
 
     Returns
     -------
@@ -224,24 +238,33 @@ def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Bea
         starts.append(start)
     # a state: (score, placed items as a bit mask, KenLM states, item sequence, future cost of the rest)
     states = [(0.0, 0, tuple(starts), (), sum(future))]
-    pruned, generated = False, 0
-    for _ in items:
+    pruned, generated, greedy_from = False, 0, None
+
+    def extend(found: dict[tuple, tuple], score, placed, lm_states, sequence, rest) -> None:
+        """Every state one item longer than this one, recombined into ``found``."""
+        for j, item in enumerate(items):
+            if placed >> j & 1:
+                continue
+            total, next_states = score, []
+            for model, weight, lw, state in zip(models, weights, words, lm_states, strict=True):
+                for k in item:
+                    out = kenlm.State()
+                    total += weight * model.BaseScore(state, lw[k], out)
+                    state = out
+                next_states.append(state)
+            key = (placed | 1 << j, *next_states)
+            best = found.get(key)
+            if best is None or total > best[0]:
+                found[key] = (total, key[0], tuple(next_states), (*sequence, j), rest - future[j])
+
+    for step in range(len(items)):
         found: dict[tuple, tuple] = {}
-        for score, placed, lm_states, sequence, rest in states:
-            for j, item in enumerate(items):
-                if placed >> j & 1:
-                    continue
-                total, next_states = score, []
-                for model, weight, lw, state in zip(models, weights, words, lm_states, strict=True):
-                    for k in item:
-                        out = kenlm.State()
-                        total += weight * model.BaseScore(state, lw[k], out)
-                        state = out
-                    next_states.append(state)
-                key = (placed | 1 << j, *next_states)
-                best = found.get(key)
-                if best is None or total > best[0]:
-                    found[key] = (total, key[0], tuple(next_states), (*sequence, j), rest - future[j])
+        for state in states:
+            if beam > 1 and deadline is not None and deadline.expired():  # this step again, greedily
+                beam, pruned, greedy_from, found = 1, True, step, {}
+                extend(found, *states[0])  # the best state (ranked first)
+                break
+            extend(found, *state)
         generated += len(found)
         ranked = sorted(found.values(), key=lambda s: -(s[0] + s[4]))
         pruned = pruned or len(ranked) > beam
@@ -253,7 +276,8 @@ def lm_beam_order(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Bea
         if total > best_total:
             best_total, best_sequence = total, sequence
     order = tuple(k for j in best_sequence for k in items[j])
-    return BeamOrder(order=order, logprob=best_total, pruned=pruned, states=generated)
+    return BeamOrder(order=order, logprob=best_total, pruned=pruned, states=generated,
+                     greedy_from=greedy_from)
 
 
 def lm_beam_applies(inp: OrderingInput) -> bool:
@@ -336,7 +360,8 @@ def _cycle_from(heads: list[int], start: int) -> list[int]:
     return path[seen[p]:]
 
 
-def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> OrderingResult:
+def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int, deadline: Deadline | None = None
+                   ) -> OrderingResult:
     """Order a bag by the LM beam search and give the output a tree (spaCy's parse, constrained).
 
     Parameters
@@ -345,12 +370,15 @@ def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Or
     inp : OrderingInput
         An input for which :func:`lm_beam_applies`.
     beam : int
+    deadline : Deadline, optional
+        The input's deadline (:func:`lm_beam_order`).
 
     Returns
     -------
     OrderingResult
         Complete; ``score`` is the output's weighted LM log10 probability; ``certified`` when nothing was
-        pruned (the LMs' optimum, ``method`` says so); tags are the given ones, else spaCy's.
+        pruned (the LMs' optimum, ``method`` says so); tags are the given ones, else spaCy's; ``stopped``
+        says when the deadline made the search greedy.
 
     Raises
     ------
@@ -360,7 +388,7 @@ def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Or
     if not lm_beam_applies(inp):
         raise InputError("the LM beam orders inputs without given heads outside their units")
     start = time.perf_counter()
-    found = lm_beam_order(terms, inp, beam)
+    found = lm_beam_order(terms, inp, beam, deadline)
     words = tuple(inp.words[k] for k in found.order)
     parsed = parse_tokens([words])[0]
     heads = constrained_tree(inp, found.order, parsed.heads)
@@ -370,4 +398,7 @@ def lm_beam_decode(terms: Sequence[LMTerm], inp: OrderingInput, beam: int) -> Or
                           heads=tuple(0 if h == ROOT else h + 1 for h in heads), complete=True,
                           score=found.logprob, recovered=1.0, expansions=found.states,
                           seconds=time.perf_counter() - start,
-                          method=METHOD if found.pruned else CERTIFIED_METHOD, certified=not found.pruned)
+                          method=METHOD if found.pruned else CERTIFIED_METHOD, certified=not found.pruned,
+                          stopped=() if found.greedy_from is None else (
+                              f"the LM beam search (after {found.greedy_from} of {len(input_items(inp))} "
+                              "items; the rest placed greedily, with a beam of 1)",))

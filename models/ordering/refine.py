@@ -16,12 +16,18 @@ fragments that misses some words. This second stage:
    edges of the same model, so their scaled scores compare).
 
 Every output then holds all the input words and respects the given POS and heads. Nothing is certified.
+
+With the input's ``Deadline`` (shared with the first stage) step 1 checks it before each arc score and,
+once it has passed, attaches the parts still loose to the root; step 2 is the tree beam DP's own
+deadline rule (it finishes greedily). Either is labelled in ``OrderingResult.stopped``.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import exact_linearisation
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
@@ -53,6 +59,26 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         Every head given; the output's tags given for its words, the input's for the others. The root is
         the given root, else the output's root (or the top of its chain of given heads).
     """
+    return completed_tree(model, inp, result)[0]
+
+
+def completed_tree(model: OrderingModel, inp: OrderingInput, result: OrderingResult,
+                   deadline: Deadline | None = None) -> tuple[OrderingInput, tuple[str, ...]]:
+    """:func:`completed_input` under a deadline: once it has passed, the parts still loose are attached to
+    the root instead of where the model scores them best.
+
+    Parameters
+    ----------
+    model, inp, result
+        As for :func:`completed_input`.
+    deadline : Deadline, optional
+        Checked before each arc score.
+
+    Returns
+    -------
+    (OrderingInput, tuple of str)
+        The tree, and what the deadline cut short (empty, or one note).
+    """
     n = len(inp)
     heads: list[int | None] = list(inp.heads)
     pos: list[str | None] = list(inp.pos)
@@ -60,8 +86,8 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         pos[w] = tag
     root = inp.given_root()
     arcs = output_arcs(result)
-    if root is None:  # the output's root, or the top of its chain of given heads
-        root = next(w for w, h in arcs.items() if h == ROOT)
+    if root is None:  # the output's root (the first word when the output is empty), or the top of its
+        root = next((w for w, h in arcs.items() if h == ROOT), 0)  # chain of given heads
         while inp.heads[root] is not None:
             root = inp.heads[root]
     heads[root] = ROOT
@@ -73,20 +99,38 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
     leaves: dict[int, list[Edge]] = {}
     for leaf in model.leaves(ctx):
         leaves.setdefault(leaf.head, []).append(leaf)
+    scores: dict[tuple[int, int], float] = {}  # an arc's score does not change as parts are joined
+    late = 0
     while True:
         top = _tops(heads)
         connected = [w for w in range(n) if top[w] == root and w not in closed]
         loose = sorted({top[w] for w in range(n)} - {root})
         if not loose:
             break
-        best = max(((_arc_score(model, ctx, leaves, h, u), u, h) for u in loose for h in connected),
-                   key=lambda item: item[0])
+        if late or deadline is not None and deadline.expired():
+            late = late or len(loose)
+            for u in loose:
+                heads[u] = root
+            continue
+        best = None
+        for u in loose:
+            for h in connected:
+                if deadline is not None and deadline.expired():
+                    break
+                if (h, u) not in scores:
+                    scores[h, u] = _arc_score(model, ctx, leaves, h, u)
+                if best is None or scores[h, u] > best[0]:
+                    best = (scores[h, u], u, h)
+        if deadline is not None and deadline.expired():
+            continue  # the next round attaches what is loose to the root
         heads[best[1]] = best[2]
-    return OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident, inp.units)
+    tree = OrderingInput(inp.words, tuple(pos), tuple(heads), inp.ident, inp.units)
+    note = (f"completing the tree ({late} loose parts attached to the root at the deadline)",) if late else ()
+    return tree, note
 
 
 def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int,
-           beam_attachments: int | None = None) -> OrderingResult:
+           beam_attachments: int | None = None, deadline: Deadline | None = None) -> OrderingResult:
     """The second stage (module docstring): complete the output's tree and order it by the tree beam DP.
 
     Parameters
@@ -99,20 +143,26 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
         Beam of the tree DP.
     beam_attachments : int or None
         A bound on the tree DP's worst case of attachments (``exact.budgeted_beam``); None: none.
+    deadline : Deadline, optional
+        The input's deadline (module docstring).
 
     Returns
     -------
     OrderingResult
         Method ``"best-first + tree beam DP (approximate)"`` (seconds include the first stage), or
-        ``first`` itself when it was complete and scores at least as high.
+        ``first`` itself when it was complete and scores at least as high; ``stopped``: the first stage's,
+        then this one's.
     """
     start = time.perf_counter()
-    tree = completed_input(model, inp, first)
-    found = exact_linearisation(model, tree, beam=beam, beam_attachments=beam_attachments)
+    tree, stopped = completed_tree(model, inp, first, deadline)
+    found = exact_linearisation(model, tree, beam=beam, beam_attachments=beam_attachments, deadline=deadline)
+    if found.timed_out:
+        stopped += ("the tree beam DP (finished greedily at the deadline)",)
     if found.best is None or (first.complete and first.score >= found.best.scaled):
-        return first
-    return goal_result(model.context(inp), found.best, first.expansions + found.states,
-                       first.seconds + time.perf_counter() - start, method=REFINED_METHOD)
+        return replace(first, stopped=first.stopped + stopped) if stopped else first
+    result = goal_result(model.context(inp), found.best, first.expansions + found.states,
+                         first.seconds + time.perf_counter() - start, method=REFINED_METHOD)
+    return result.after(first.stopped + stopped)
 
 
 def _above(heads: list[int | None], start: int, target: int) -> bool:

@@ -7,12 +7,14 @@ the agenda, and the popped edge enters the chart (the lowest-scored chart edge d
 is full). The search stops at the first goal edge, so it does not certify that the output is the
 model's best: only ``dualdecomp.solvers.ordering`` (through ``dualdecomp.models.ordering.exact``) certifies.
 
-Timeout rule (§3.4 of the paper): when the time limit (or expansion limit) is reached first, the chart
+Timeout rule (§3.4 of the paper): when the time limit (``SearchConfig.timeout``, or the input's shared
+``Deadline``) or the expansion limit is reached first, the chart
 edges are sorted by number of words (ties: higher scaled score first); the largest is the current
 output, and each following edge that shares no word with it is concatenated to its right. Words in no
 chosen edge are missing from the output (``recovered`` < 1). In the output tree each fragment root
 takes its given head when that word is in the output and no cycle results, else it is attached to the
-root of the first fragment.
+root of the first fragment. A search the time limit stopped is labelled (``OrderingResult.stopped``);
+the deadline is checked before every pop, so it stops within one expansion of the deadline.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from dualdecomp.core.deadline import Deadline
 from dualdecomp.models.ordering.edge import Context, Edge, can_attach
 from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
@@ -75,6 +78,9 @@ class OrderingResult:
         ``"best-first (approximate)"`` or ``"exact DP"``.
     certified : bool
         True only for the exact decoder when it proved the output optimal under the model.
+    stopped : tuple of str
+        The stages the time limit cut short, each with what it returned (empty: none; the row then has
+        ``"timed_out": true`` and a ``"note"``).
     """
 
     order: tuple[int, ...]
@@ -88,14 +94,28 @@ class OrderingResult:
     seconds: float
     method: str = "best-first (approximate)"
     certified: bool = False
+    stopped: tuple[str, ...] = ()
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether the time limit cut some stage short (``stopped``)."""
+        return bool(self.stopped)
 
     def as_json(self) -> dict:
-        """A JSON-ready dict."""
-        return {"text": " ".join(self.words), "words": list(self.words), "pos": list(self.pos),
-                "heads": list(self.heads), "order": [k + 1 for k in self.order], "complete": self.complete,
-                "score": None if self.score != self.score else self.score, "recovered": self.recovered,
-                "expansions": self.expansions, "seconds": round(self.seconds, 4), "method": self.method,
-                "certified": self.certified}
+        """A JSON-ready dict (``timed_out`` and ``note`` only when the time limit cut a stage short)."""
+        row = {"text": " ".join(self.words), "words": list(self.words), "pos": list(self.pos),
+               "heads": list(self.heads), "order": [k + 1 for k in self.order], "complete": self.complete,
+               "score": None if self.score != self.score else self.score, "recovered": self.recovered,
+               "expansions": self.expansions, "seconds": round(self.seconds, 4), "method": self.method,
+               "certified": self.certified}
+        if self.stopped:
+            row["timed_out"] = True
+            row["note"] = "time limit reached in: " + "; ".join(self.stopped)
+        return row
+
+    def after(self, stopped: tuple[str, ...]) -> OrderingResult:
+        """This result with earlier stages that the time limit cut short put before its own."""
+        return replace(self, stopped=stopped + self.stopped) if stopped else self
 
 
 def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
@@ -136,7 +156,8 @@ def add_to_chart(chart: list[Edge], edge: Edge, size: int | None) -> Edge | None
 
 
 def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = SearchConfig(),
-               clock: Callable[[], float] = time.perf_counter) -> OrderingResult:
+               clock: Callable[[], float] = time.perf_counter, deadline: Deadline | None = None
+               ) -> OrderingResult:
     """Order a bag of words by best-first search (approximate; see the module docstring).
 
     Parameters
@@ -146,12 +167,15 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
         The bag with its hard constraints (given POS tags and heads).
     config : SearchConfig
     clock : callable
-        Time source (seconds).
+        Time source (seconds) of ``config.timeout``.
+    deadline : Deadline, optional
+        The input's deadline, shared with the other stages: the search also stops there.
 
     Returns
     -------
     OrderingResult
-        ``certified`` is always False.
+        ``certified`` is always False; ``stopped`` names the search when a time limit stopped it before
+        a goal.
     """
     start = clock()
     ctx = model.context(inp)
@@ -164,8 +188,11 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
     chart: list[Edge] = []
     expansions = 0
     best: Edge | None = None
+    timed_out = False
     while agenda:
-        if config.timeout is not None and clock() - start > config.timeout:
+        if (config.timeout is not None and clock() - start > config.timeout
+                or deadline is not None and deadline.expired()):
+            timed_out = True
             break
         if config.max_expansions is not None and expansions >= config.max_expansions:
             break
@@ -187,7 +214,11 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
     seconds = clock() - start
     if best is not None:
         return goal_result(ctx, best, expansions, seconds)
-    return joined_result(ctx, chart, expansions, seconds)
+    joined = joined_result(ctx, chart, expansions, seconds)
+    if not timed_out:
+        return joined
+    return joined.after((f"best-first search (stopped after {expansions} pops: its chart's fragments "
+                         f"joined, {len(joined.order)} of {ctx.n} words)",))
 
 
 def goal_result(ctx: Context, edge: Edge, expansions: int, seconds: float,

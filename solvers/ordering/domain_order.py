@@ -9,7 +9,9 @@ maximised exactly by maximising each domain alone.
 
 :func:`best_domain_order` solves one domain exactly by the Held–Karp dynamic programme over (set of
 placed elements, last element) — O(2^n n^2), numba-compiled — for n up to ``exact_limit`` elements, and
-by a beam search over prefixes (APPROXIMATE, ``exact=False``) above it.
+by a beam search over prefixes (APPROXIMATE, ``exact=False``) above it. With a ``Deadline`` the beam
+search checks it before each step and, once it has passed, completes its best prefix greedily
+(:func:`greedy_domain_order`: each next element the best by the tables alone, O(n²) array work).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+
+from dualdecomp.core.deadline import Deadline
 
 EXACT_LIMIT = 12
 """Largest domain solved exactly by default (2^12 × 12 × 12 ≈ 0.6 M steps)."""
@@ -36,11 +40,14 @@ class DomainOrder:
         Its score.
     exact : bool
         True when the order is proven best (the Held–Karp DP ran); False for the beam search.
+    timed_out : bool
+        The deadline stopped the beam search and its best prefix was completed greedily.
     """
 
     order: np.ndarray
     score: float
     exact: bool
+    timed_out: bool = False
 
 
 def order_score(order, side: np.ndarray, pair: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -121,7 +128,8 @@ def _held_karp(side, pair, start, end, head):  # pragma: no cover - compiled
 
 
 def beam_domain_order(side, pair, start, end, head: int, width: int,
-                      bonus: Callable[[tuple[int, ...]], float] | None = None) -> tuple[np.ndarray, float]:
+                      bonus: Callable[[tuple[int, ...]], float] | None = None,
+                      deadline: Deadline | None = None) -> DomainOrder:
     """Beam search over prefixes (APPROXIMATE): keep the ``width`` best prefixes of each length.
 
     Parameters
@@ -133,11 +141,14 @@ def beam_domain_order(side, pair, start, end, head: int, width: int,
     bonus : callable, optional
         ``prefix -> float``: a further term of a prefix that is not a sum over adjacent pairs (e.g. an
         LM's), recomputed for every prefix; it ranks the prefixes and is added to the final score.
+    deadline : Deadline, optional
+        Checked before each step; once it has passed, the best prefix is completed by
+        :func:`greedy_domain_order` (its score then includes ``bonus`` of the whole order).
 
     Returns
     -------
-    (numpy.ndarray of int64, float)
-        The best order found and its score.
+    DomainOrder
+        The best order found and its score (``exact`` False).
     """
     extra = bonus if bonus is not None else (lambda prefix: 0.0)
 
@@ -148,6 +159,8 @@ def beam_domain_order(side, pair, start, end, head: int, width: int,
     beam = [(float(start[j] + (side[j, 0] if j != head else 0.0)), (j,)) for j in range(n)]
     beam = sorted(beam, key=rank, reverse=True)[:width]
     for _ in range(n - 1):
+        if deadline is not None and deadline.expired():
+            return greedy_domain_order(side, pair, start, end, head, beam[0][1], bonus)
         grown = []
         for value, prefix in beam:
             after = head in prefix
@@ -158,11 +171,49 @@ def beam_domain_order(side, pair, start, end, head: int, width: int,
                 grown.append((float(value + gain), (*prefix, j)))
         beam = sorted(grown, key=rank, reverse=True)[:width]
     value, prefix = max(beam, key=lambda item: item[0] + float(end[item[1][-1]]) + extra(item[1]))
-    return np.array(prefix, dtype=np.int64), float(value + float(end[prefix[-1]]) + extra(prefix))
+    total = float(value + float(end[prefix[-1]]) + extra(prefix))
+    return DomainOrder(np.array(prefix, dtype=np.int64), total, False)
+
+
+def greedy_domain_order(side, pair, start, end, head: int, prefix: tuple[int, ...] = (),
+                        bonus: Callable[[tuple[int, ...]], float] | None = None) -> DomainOrder:
+    """The order of a domain at the deadline: ``prefix`` extended greedily, each next element the one with
+    the best gain by the tables (its side, plus its pair with the last element, or its start score when
+    it is first; ties: the lower index). O(n²) array work; APPROXIMATE.
+
+    Parameters
+    ----------
+    side, pair, start, end : numpy.ndarray
+        The scores (:func:`order_score`); an element a table scores ``-inf`` after the last one is taken
+        only when no other is left.
+    head : int
+    prefix : tuple of int
+        Elements already placed, in order.
+    bonus : callable, optional
+        As for :func:`beam_domain_order`: added to the score (of the whole order only).
+
+    Returns
+    -------
+    DomainOrder
+        ``exact`` False, ``timed_out`` True.
+    """
+    n = side.shape[0]
+    order = [int(k) for k in prefix]
+    free = np.ones(n, dtype=bool)
+    free[order] = False
+    while len(order) < n:
+        gain = np.where(np.arange(n) == head, 0.0, side[:, 1 if head in order else 0])
+        gain = np.where(free, gain + (pair[order[-1]] if order else start), -np.inf)
+        best = int(np.argmax(gain)) if np.isfinite(gain).any() else int(np.flatnonzero(free)[0])
+        order.append(best)
+        free[best] = False
+    value = order_score(order, side, pair, start, end, head) + (bonus(tuple(order)) if bonus else 0.0)
+    return DomainOrder(np.array(order, dtype=np.int64), value, False, timed_out=True)
 
 
 def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end: np.ndarray, head: int,
-                      exact_limit: int = EXACT_LIMIT, beam: int = 64) -> DomainOrder:
+                      exact_limit: int = EXACT_LIMIT, beam: int = 64, deadline: Deadline | None = None
+                      ) -> DomainOrder:
     """The highest-scoring order of one head domain (see the module docstring).
 
     Parameters
@@ -175,6 +226,9 @@ def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end
         Domains of at most this many elements are solved exactly (Held–Karp); larger ones by beam search.
     beam : int
         Width of that beam search.
+    deadline : Deadline, optional
+        Checked by that beam search (:func:`beam_domain_order`); the Held–Karp DP is not stopped (at most
+        2^exact_limit · exact_limit² steps).
 
     Returns
     -------
@@ -189,5 +243,4 @@ def best_domain_order(side: np.ndarray, pair: np.ndarray, start: np.ndarray, end
                                   np.ascontiguousarray(start, dtype=np.float64),
                                   np.ascontiguousarray(end, dtype=np.float64), int(head))
         return DomainOrder(order, float(value), True)
-    order, value = beam_domain_order(side, pair, start, end, int(head), beam)
-    return DomainOrder(order, value, False)
+    return beam_domain_order(side, pair, start, end, int(head), beam, deadline=deadline)

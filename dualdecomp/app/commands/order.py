@@ -182,7 +182,10 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, metavar="DIR",
                         help="word-order model directory (default: the shipped data/word_order_model)")
     parser.add_argument("--timeout", type=float, default=5.0,
-                        help="seconds per sentence of best-first search (default: %(default)s, as the paper)")
+                        help="seconds per input, all stages together (default: %(default)s, the paper's "
+                             "limit of best-first search): every decoder stops at that deadline and returns "
+                             "what it has, finished greedily where it can be, with \"timed_out\": true "
+                             "and a note naming the stages cut short")
     parser.add_argument("--max-expansions", type=int, default=None, metavar="K",
                         help="also stop best-first search after K pops")
     parser.add_argument("--chart-size", type=int, default=32, help="chart beam (default: %(default)s)")
@@ -250,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _decoder(args: argparse.Namespace):
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.core.deadline import Deadline
     from dualdecomp.models.ordering.decoder import decode
     from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig
     from dualdecomp.models.ordering.lm_feature import with_decoding_lm
@@ -257,8 +261,8 @@ def _decoder(args: argparse.Namespace):
     from dualdecomp.models.ordering.search import SearchConfig
 
     tree_beam = DEFAULT_TREE_BEAM if args.tree_beam is None else args.tree_beam
-    if args.timeout is not None and args.timeout <= 0:
-        raise InputError("--timeout must be positive")
+    if args.timeout is not None and not args.timeout > 0:  # (NaN too; inf: no limit)
+        raise InputError("--timeout must be a positive number of seconds")
     if args.chart_size < 1:
         raise InputError("--chart-size must be at least 1")
     if args.lm_weight is not None and not 0 <= args.lm_weight < float("inf"):
@@ -282,7 +286,7 @@ def _decoder(args: argparse.Namespace):
                         linearizer=not args.no_linearizer and bool(tree_beam),
                         second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments,
                         lm_beam=lm_beam_inputs)
-    return lambda inp: decode(model, inp, search, exact)
+    return lambda inp: decode(model, inp, search, exact, Deadline.start(args.timeout))
 
 
 def _with_lm_beam(model, args: argparse.Namespace):
@@ -545,5 +549,6 @@ def _evaluate(args: argparse.Namespace) -> int:
         scores, results = evaluate(examples, decode, c, seed=args.seed, progress=make(len(examples), c))
         method = ", ".join(sorted({r.method for r in results}))
         print(json.dumps({"condition": c, "method": method, "timeout": args.timeout,
-                          "certified": sum(r.certified for r in results), **scores.as_json()}), flush=True)
+                          "certified": sum(r.certified for r in results),
+                          "timed_out": sum(r.timed_out for r in results), **scores.as_json()}), flush=True)
     return 0
