@@ -94,3 +94,10 @@ def test_a_trace_without_a_primal_draws_without_a_warning(tmp_path):
     from dualdecomp.app.plots import undrawn_values
 
     assert len(proc.stderr.strip().splitlines()) == 1 and undrawn_values(read_trace(path)) is None
+
+
+def test_an_integer_beyond_the_floats_is_left_out(tmp_path, capsys):
+    steps = [{"iteration": 1, "dual": 10**400, "primal": 1.0}, {"iteration": 2, "dual": 2.0, "primal": 1.0}]
+    path = _trace_file(tmp_path, json.dumps({"id": "a", "trace": steps}))
+    assert main(["plot", str(path), "-o", str(tmp_path / "big.png")]) == 0  # was OverflowError (exit 4)
+    assert "dual at 1 iteration (1)" in capsys.readouterr().err
