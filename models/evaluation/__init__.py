@@ -1,0 +1,1 @@
+"""Evaluation measures of the three tasks (compression, word ordering, rewriting)."""
