@@ -86,9 +86,11 @@ ARRAY_FILE = FileLimit("array or grammar file", MAX_DECOMPRESSED_BYTES)
 """``.npz`` weights and T3 grammars, as stored (compressed or not; their decompressed size has the same
 cap): the largest shipped is 21.2 MB (``neural_chain/weights.npz``)."""
 
-LM_FILE = FileLimit("KenLM file", 2048 * _MIB)
-"""KenLM language models (binary or ARPA): the largest shipped is 22.4 MB (the word-order model's
-``lm_beam.binary``)."""
+LM_FILE = FileLimit("KenLM file", 64 * 1024 * _MIB)
+"""KenLM language models (binary or ARPA), 64 GiB: the largest shipped is 22.4 MB (the word-order
+model's ``lm_beam.binary``), but a user's LM given with ``--lm`` may be a large web-scale model (KenLM
+binaries of tens of GB exist; KenLM maps or reads them whole, so the machine's memory is the real bound).
+The cap refuses what cannot be a language model (a sparse file of absurd size) before KenLM touches it."""
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
