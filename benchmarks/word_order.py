@@ -53,6 +53,7 @@ import resource
 import time
 from dataclasses import replace
 
+from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
@@ -61,7 +62,6 @@ from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exa
 from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
-from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 
 

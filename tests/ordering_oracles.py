@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
+from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.edge import Context, Edge, can_attach
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel, new_model
-from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ordering"

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.diagnosis import (
     GOLD,
     MODEL_ERROR,
@@ -16,7 +17,6 @@ from dualdecomp.models.ordering.diagnosis import (
     gold_derivation,
 )
 from dualdecomp.models.ordering.exact import exact_linearisation
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from tests.ordering_oracles import example, linearisations, random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".")

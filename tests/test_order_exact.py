@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.edge import can_attach
 from dualdecomp.models.ordering.exact import (
@@ -16,7 +17,6 @@ from dualdecomp.models.ordering.exact import (
     signature,
     worst_case_attachments,
 )
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.search import SearchConfig
 from dualdecomp.solvers.ordering.linearise import best_linearisation
 from tests.ordering_oracles import brute_force_best, linearisations, random_model

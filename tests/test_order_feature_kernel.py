@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.models.ordering.edge import can_attach
 from dualdecomp.models.ordering.feature_kernel import (
     _h2,
@@ -21,7 +22,6 @@ from dualdecomp.models.ordering.feature_kernel import (
     pairwise_sum,
 )
 from dualdecomp.models.ordering.features import attach_features
-from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.search import expand, expand_each
 from tests.ordering_oracles import random_model
 

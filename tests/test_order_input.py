@@ -8,8 +8,8 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
-from dualdecomp.models.ordering.reading import (
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
+from dualdecomp.data.ordering.reading import (
     read_conllu_examples,
     read_conllu_inputs,
     read_inputs,

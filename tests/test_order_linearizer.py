@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
+from dualdecomp.data.ordering.inputs import ROOT
+from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.exact import SECOND_STAGES, ExactConfig
-from dualdecomp.models.ordering.instance import ROOT
 from dualdecomp.models.ordering.linearizer import (
     APPROXIMATE_METHOD,
     EXACT_LM_METHOD,
@@ -26,7 +27,6 @@ from dualdecomp.models.ordering.linearizer_decoding import REFINED_METHOD
 from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
 from dualdecomp.models.ordering.linearizer_training import tag_dictionary, train_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.refine import REFINED_METHOD as TREE_BEAM_STAGE
 from dualdecomp.models.ordering.search import SearchConfig
 from dualdecomp.models.ordering.training import is_projective

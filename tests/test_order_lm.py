@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.lm_feature import OrderingLM, with_decoding_lm
 from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first

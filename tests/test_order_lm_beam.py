@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.lm.build import build_lm_report
 from dualdecomp.models.lm.model import LanguageModel, load_lm
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.lm_beam import (
     CERTIFIED_METHOD,
     LMBeam,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.exact import ExactConfig
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.refine import REFINED_METHOD, completed_input, output_arcs, refine
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from tests.ordering_oracles import random_model

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.model import new_model
-from dualdecomp.models.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.train_run import RunConfig, eligible
 from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
 from dualdecomp.models.ordering.training_kernel import (

@@ -14,7 +14,7 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.reading import read_conllu_examples
+from dualdecomp.data.ordering.reading import read_conllu_examples
 
 GOOD_CONLLU = ("# sent_id = good\n1\tthe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
                "2\tdog\tdog\tNOUN\tNN\t_\t0\troot\t_\t_\n")

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.deadline import Deadline
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.linearizer_decoding import relinearise
 from dualdecomp.models.ordering.lm_beam import LMTerm, input_items, lm_beam_decode, lm_beam_order
 from dualdecomp.models.ordering.lm_feature import OrderingLM

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 from dualdecomp.core.deadline import Deadline
+from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree, relinearise
 from dualdecomp.models.ordering.lm_beam import lm_beam_applies
 from dualdecomp.models.ordering.model import OrderingModel

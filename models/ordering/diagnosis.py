@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.models.ordering.edge import Edge, can_attach
-from dualdecomp.models.ordering.instance import OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 
 GOLD, SEARCH_ERROR, MODEL_ERROR = "gold", "search error", "model error"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dualdecomp.core.hashing import atom
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.feature_kernel import lanes
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 
 NONE_ATOM = 0
 """Atom of a missing word or tag (a sentence boundary, no sibling, no dependent)."""

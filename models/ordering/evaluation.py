@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import sacrebleu
 
-from dualdecomp.models.ordering.base_np import base_np_units
-from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
+from dualdecomp.data.ordering.base_np import base_np_units
+from dualdecomp.data.ordering.inputs import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.search import OrderingResult
 
 
@@ -39,7 +39,7 @@ CONDITIONS: dict[str, Condition] = {
 }
 """Condition name → what is given. The first six are Table 7's (the paper's inputs also keep base NPs as
 units; ours do not); "bnp" is the bag of words with the base NPs as ordered units
-(``dualdecomp.models.ordering.base_np``), the input of the paper's bag-of-words results (48.7 on WSJ);
+(``dualdecomp.data.ordering.base_np``), the input of the paper's bag-of-words results (48.7 on WSJ);
 "allbnp" is "all" with the base NPs as units too (Table 7's last column with the paper's units)."""
 
 

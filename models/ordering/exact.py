@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dualdecomp.core.deadline import Deadline
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.edge import Edge, can_attach
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 

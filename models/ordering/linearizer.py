@@ -31,7 +31,7 @@ import numpy as np
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
-from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.data.ordering.inputs import ROOT
 from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
 from dualdecomp.models.ordering.linearizer_features import (
     Domain,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearised, Linearizer
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import completed_tree

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.data.ordering.inputs import ROOT
 from dualdecomp.models.ordering.linearizer_features import Domain, constrained_tables
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation

@@ -25,7 +25,7 @@ from itertools import pairwise
 import numpy as np
 
 from dualdecomp.core.hashing import atom
-from dualdecomp.models.ordering.instance import ROOT
+from dualdecomp.data.ordering.inputs import ROOT
 
 ROOT_TAG_ATOM = atom("tag:<root>")
 

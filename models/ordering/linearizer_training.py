@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.models.ordering.evaluation import evaluate
-from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.linearizer import Linearizer
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree
 from dualdecomp.models.ordering.linearizer_features import domain_tables, order_features, sentence_domains

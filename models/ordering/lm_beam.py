@@ -39,9 +39,9 @@ import kenlm
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import path_inside
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput, unit_head
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.models.lm.model import LanguageModel, load_lm
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput, unit_head
 from dualdecomp.models.ordering.search import OrderingResult
 
 METHOD = "LM beam (approximate)"

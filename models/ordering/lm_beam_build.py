@@ -18,12 +18,12 @@ from pathlib import Path
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import file_sha256
+from dualdecomp.data.ordering.inputs import OrderingExample
+from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.default import MAX_BYTES, SOURCES, build_within
 from dualdecomp.models.ordering.evaluation import certified_share, evaluate
-from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
-from dualdecomp.models.ordering.reading import read_conllu_examples
 
 PROVENANCE_FILE = "lm_beam.json"
 EWT_TRAIN = "ud-english-ewt/en_ewt-ud-train.conllu"

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.evaluation import evaluate
 from dualdecomp.models.ordering.exact import ExactConfig
-from dualdecomp.models.ordering.instance import OrderingExample
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import SearchConfig

@@ -16,6 +16,7 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_npz
+from dualdecomp.data.ordering.inputs import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.edge import Context, Edge, make_context
 from dualdecomp.models.ordering.feature_kernel import (
     attach_indices,
@@ -26,7 +27,6 @@ from dualdecomp.models.ordering.feature_kernel import (
     pack_leaf,
 )
 from dualdecomp.models.ordering.features import leaf_features
-from dualdecomp.models.ordering.instance import OrderingExample, OrderingInput
 from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 

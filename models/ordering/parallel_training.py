@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.models.ordering.instance import OrderingExample
+from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from dualdecomp.models.parameter_mixing import MIXINGS, ShardState, mixing_round

@@ -28,9 +28,9 @@ import time
 from dataclasses import replace
 
 from dualdecomp.core.deadline import Deadline
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import exact_linearisation
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import OrderingResult, goal_result
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dualdecomp.core.deadline import Deadline
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.edge import Context, Edge, can_attach
-from dualdecomp.models.ordering.instance import ROOT, OrderingInput
 from dualdecomp.models.ordering.model import OrderingModel
 
 

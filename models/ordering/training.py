@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.base_np import base_np_units
+from dualdecomp.data.ordering.base_np import base_np_units
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample
 from dualdecomp.models.ordering.edge import Context, Edge
 from dualdecomp.models.ordering.feature_kernel import concatenated
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import add_to_chart, expand, expand_each
 from dualdecomp.models.ordering.training_kernel import (
@@ -54,7 +54,7 @@ class TrainConfig:
         Seed of the shuffle of the training sentences.
     base_nps : bool
         Train on bags that keep each sentence's base NPs as ordered units, as the paper does
-        (``dualdecomp.models.ordering.base_np``; the gold derivation keeps them).
+        (``dualdecomp.data.ordering.base_np``; the gold derivation keeps them).
     """
 
     learner: str = "scaled-mira"

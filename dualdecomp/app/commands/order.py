@@ -323,8 +323,8 @@ def _decode(args: argparse.Namespace) -> int:
     failed inputs (2: bad input)."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.batch import safe_text
-    from dualdecomp.models.ordering.instance import OrderingInput
-    from dualdecomp.models.ordering.reading import UnreadInput, iter_inputs
+    from dualdecomp.data.ordering.inputs import OrderingInput
+    from dualdecomp.data.ordering.reading import UnreadInput, iter_inputs
 
     if args.input is not None and args.words is not None:
         raise InputError("give either --input FILE or --words TEXT, not both")
@@ -369,7 +369,7 @@ def _order_row(decode, inp, unread_type) -> tuple[dict, int]:
 def _train(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
-    from dualdecomp.models.ordering.reading import read_conllu_examples
+    from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering.train_run import RunConfig, train_model
     from dualdecomp.models.ordering.training import TrainConfig, Trainer
 
@@ -416,9 +416,9 @@ def _train(args: argparse.Namespace) -> int:
 
 def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering import lm_selection
     from dualdecomp.models.ordering.model import load_model
-    from dualdecomp.models.ordering.reading import read_conllu_examples
 
     if args.start < 0 or args.sentences < 1 or args.max_expansions < 1 or args.tree_beam < 0:
         raise InputError("--start and --tree-beam must be >= 0, --sentences and --max-expansions >= 1")
@@ -458,10 +458,10 @@ def _select_lm(args: argparse.Namespace) -> int:
 def _build_lm_beam(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import CHECKOUT_ROOT
+    from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, lm_terms
     from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
     from dualdecomp.models.ordering.model import load_model
-    from dualdecomp.models.ordering.reading import read_conllu_examples
 
     if args.start < 0 or args.sentences < 1 or min(args.beams) < 1 or args.cased_order < 0:
         raise InputError("--start and --cased-order must be >= 0, --sentences and --beams >= 1")
@@ -494,10 +494,10 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
 
 def _train_linearizer(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.lm.model import load_lm
     from dualdecomp.models.ordering.linearizer_training import selection_bleu, train_linearizer
     from dualdecomp.models.ordering.lm_feature import OrderingLM
-    from dualdecomp.models.ordering.reading import read_conllu_examples
 
     if args.epochs < 1 or args.sentences < 1 or args.start < 0 or not 10 <= args.hash_bits <= 26:
         raise InputError("--epochs and --sentences must be >= 1, --start >= 0, --hash-bits in 10..26")
@@ -536,8 +536,8 @@ def _train_linearizer(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
+    from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate
-    from dualdecomp.models.ordering.reading import read_conllu_examples
 
     for c in args.conditions:
         if c not in CONDITIONS:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample, unit_is_projective
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, unit_is_projective
 
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "CD", "$"})
 """XPOS tags of the words that may head a base NP."""

@@ -9,7 +9,7 @@ and ``heads`` optional (``null`` entries mean "not given") and heads 1-based as 
 ``"text": "w1 w2 ..."`` may replace ``words``. ``"units": [[3, 1], ...]`` (optional) lists ordered
 units, each the 1-based numbers of its words in the order they must appear, contiguously (e.g. base NPs;
 ``OrderingInput.units``: the heads inside a unit must be given). CoNLL-U gold sentences also keep DEPREL,
-from which ``dualdecomp.models.ordering.base_np`` derives base NPs.
+from which ``dualdecomp.data.ordering.base_np`` derives base NPs.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import conllu
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.ordering.instance import ROOT, OrderingExample, OrderingInput
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 
 
 @dataclass(frozen=True)

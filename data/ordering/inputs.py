@@ -127,7 +127,7 @@ class OrderingExample:
             Seed of the sampling (and of the shuffle of the bag).
         units : tuple of tuple of int
             Phrases of the sentence (original word indices, in order; e.g. its base NPs, the paper's
-            input: ``dualdecomp.models.ordering.base_np``) given as ordered units with their internal
+            input: ``dualdecomp.data.ordering.base_np``) given as ordered units with their internal
             heads. They draw nothing at random: the bag and the sampled constraints are those of the
             same call without them.
 
