@@ -1,5 +1,7 @@
-"""Memory ceiling (issue W2.5): under a 2 GB address-space limit the CLI handles a 2,000-token line,
-``--chars 10**9`` and a gzip-bomb grammar with an error row or a clear error, never running out of memory.
+"""Memory ceiling (issue W2.5): under a 2 GB address-space limit the CLI handles a line one token over the
+default configuration's limit (its measured ``growth.max_tokens``, W3.1; 2,000 tokens when the limit was
+300), ``--chars 10**9`` and a gzip-bomb grammar with an error row or a clear error, never running out of
+memory.
 
 One subprocess (``resource.setrlimit(RLIMIT_AS)`` applies to the whole process) runs the three cases
 through ``dualdecomp.app.cli.main`` and prints one JSON line per case.
@@ -55,7 +57,8 @@ def ceiling(tmp_path_factory):
     long_line = tmp_path / "long.jsonl"
     words = ("the minister said on monday that the new rules would apply to every company in the "
              "country from next year").split()
-    rows = [{"id": "long", "text": " ".join(words[k % len(words)] for k in range(2000))},
+    over = json.loads((DEFAULT / "config.json").read_text())["growth"]["max_tokens"] + 1
+    rows = [{"id": "long", "text": " ".join(words[k % len(words)] for k in range(over))},
             {"id": "short", "text": " ".join(words)}]
     long_line.write_text("".join(json.dumps(r) + "\n" for r in rows))
     bomb = tmp_path / "bomb"
@@ -78,7 +81,7 @@ def ceiling(tmp_path_factory):
 
 def test_two_thousand_token_line_is_its_own_error_row(ceiling):
     got, tmp_path = ceiling
-    # the 2,000-token line gets its own error row; the other line is compressed; exit 2 (a line failed)
+    # the line over the limit gets its own error row; the other line is compressed; exit 2 (a line failed)
     assert got["long"]["code"] == 2, got["long"]
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert "--max-tokens" in out[0]["error"] and "error" not in out[1] and out[1]["certified"]

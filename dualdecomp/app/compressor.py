@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from dualdecomp.app.length_request import parse_length
-from dualdecomp.app.limits import DEFAULT_MAX_TOKENS, char_budget_cap, too_long_message
+from dualdecomp.app.limits import char_budget_cap, token_limit
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
@@ -95,15 +95,27 @@ class Compressor:
     config : str, optional
         Another configuration of the model directory (``configs/NAME.json``).
     max_tokens : int, optional
-        Longest sentence compressed (default :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS`, 300); a
-        longer one is an :class:`InputError` (a per-line error in a batch), so memory stays bounded.
+        Longest sentence compressed; a longer one is an :class:`InputError` (a per-line error in a batch),
+        so memory and time stay bounded. None (the default): the configuration's measured limit (its
+        ``"growth"``, :mod:`dualdecomp.models.joint.growth`), or
+        :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS` (300) for a model without one (a bigram model, one
+        given in memory, a configuration without ``"growth"``).
+
+    Attributes
+    ----------
+    max_tokens : int
+        The effective limit: the one asked for or the default above, lowered to the configuration's own
+        ``max_tokens`` when that is smaller.
+    token_limit : TokenLimit
+        The limit before the configuration's own ``max_tokens``, with its source (for the message).
+    requested_max_tokens : int or None
+        The ``max_tokens`` argument as given.
     """
 
     def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None,
-                 config: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise InputError(f"--max-tokens must be a positive integer, got {max_tokens!r}")
-        self.max_tokens = max_tokens
+                 config: str | None = None, max_tokens: int | None = None) -> None:
+        token_limit(max_tokens, None)  # a bad value is refused before the model is loaded
+        self.requested_max_tokens = max_tokens
         self.joint = None
         self.model = None
         self.directory: Path | None = None  # the model directory (None for a model given in memory)
@@ -119,14 +131,20 @@ class Compressor:
             else:
                 self.model = load_model(directory)
         self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
+        joint_config = self.joint.config if self.joint is not None else None
+        label = "the default configuration" if config is None else f"configuration {config!r}"
+        self.token_limit = token_limit(max_tokens, joint_config, label)
+        own = joint_config.max_tokens if joint_config is not None else None
+        self.max_tokens = self.token_limit.tokens if own is None else min(self.token_limit.tokens, own)
 
     def check_size(self, n: int) -> None:
-        """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens` or over the
-        joint configuration's own ``max_tokens``."""
-        if n > self.max_tokens:
-            raise InputError(too_long_message(n, self.max_tokens))
+        """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens`: the joint
+        configuration's own ``max_tokens`` (its message), else :attr:`token_limit` (a message naming that
+        limit and how to raise it)."""
         if self.joint is not None:
             self.joint.check_size(n)
+        if n > self.token_limit.tokens:
+            raise InputError(self.token_limit.message(n))
 
     def components(self, sentence: Sentence, chars: int | None = None,
                    deadline: Deadline | None = None) -> tuple[list, str | None]:

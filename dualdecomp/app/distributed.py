@@ -26,7 +26,6 @@ from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
 from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_chunk
 from dualdecomp.app.compressor import Compressor
-from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.jsonl import CorpusItem
 
@@ -40,9 +39,11 @@ class CompressorPlugin(WorkerPlugin):
         Model directory (None: the embedded default model), as for :class:`Compressor`.
     config : str or None
         Configuration name of the model directory.
+    max_tokens : int or None
+        As for :class:`Compressor` (None: the configuration's own default limit).
     """
 
-    def __init__(self, model: str | None, config: str | None, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    def __init__(self, model: str | None, config: str | None, max_tokens: int | None = None) -> None:
         self.model = None if model is None else str(Path(model).resolve())
         self.config = config
         self.max_tokens = max_tokens
@@ -118,7 +119,8 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     if compressor.directory is None:
         raise InputError("a distributed run needs a model directory (the workers load it)")
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
-        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name, compressor.max_tokens)
+        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name,
+                                  compressor.requested_max_tokens)
         client.register_plugin(plugin, name=plugin.name)
         items, done = session.items, session.done
         final: dict[int, dict] = dict(done)

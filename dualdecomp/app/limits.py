@@ -2,16 +2,89 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dualdecomp.core.errors import InputError
+
+if TYPE_CHECKING:
+    from dualdecomp.models.joint.config import JointConfig
+
 DEFAULT_MAX_TOKENS = 300
-"""Longest sentence (in tokens) compressed by default: memory and time grow as n^3 or faster for the
-trigram LM and second-order dependency components, so a longer line gets its own error row instead of
-taking the machine's memory (``dualdecomp compress --max-tokens`` raises the limit)."""
+"""Longest sentence (in tokens) compressed by a model without a measured limit: a bigram model
+(``model.json``), a model given in memory, or a joint configuration without ``"growth"`` (e.g. one just
+written by ``dualdecomp train``). A shipped configuration's default is its measured limit
+(:mod:`dualdecomp.models.joint.growth`); ``dualdecomp compress --max-tokens`` overrides either."""
 
 
-def too_long_message(n: int, max_tokens: int) -> str:
-    """The per-line error for a sentence of ``n`` tokens over ``max_tokens``."""
-    return (f"sentence of {n} tokens is longer than --max-tokens {max_tokens} (memory and time grow as n^3 "
-            "or faster): split it, or raise --max-tokens")
+@dataclass(frozen=True)
+class TokenLimit:
+    """The longest sentence a compressor takes by its length limit, and where that limit comes from.
+
+    A configuration's own ``max_tokens`` (:meth:`~dualdecomp.models.joint.config.JointModel.check_size`)
+    applies on top of it, with its own message.
+
+    Attributes
+    ----------
+    tokens : int
+        The limit.
+    source : str
+        ``"option"`` (``--max-tokens`` / ``Compressor(max_tokens=...)``), ``"measured"`` (the configuration's
+        ``growth``) or ``"default"`` (:data:`DEFAULT_MAX_TOKENS`: no measured growth).
+    detail : str
+        For ``"measured"``: the configuration and its budget (for the message).
+    """
+
+    tokens: int
+    source: str
+    detail: str = ""
+
+    def message(self, n: int) -> str:
+        """The per-line error for a sentence of ``n`` tokens over this limit: which one, how to raise it."""
+        if self.source == "option":
+            return (f"sentence of {n} tokens is longer than --max-tokens {self.tokens}: split it, or raise "
+                    "--max-tokens")
+        if self.source == "measured":
+            return (f"sentence of {n} tokens is longer than {self.tokens} tokens, the default limit of "
+                    f"{self.detail}: split it, or raise the limit with --max-tokens N")
+        return (f"sentence of {n} tokens is longer than the default --max-tokens {self.tokens} (a model "
+                "without a measured limit): split it, or raise --max-tokens")
+
+
+def token_limit(max_tokens: int | None, config: JointConfig | None, label: str = "this configuration"
+                ) -> TokenLimit:
+    """The length limit of a compressor.
+
+    Parameters
+    ----------
+    max_tokens : int or None
+        The limit asked for (``--max-tokens``); None: the configuration's measured limit
+        (``growth.max_tokens``), else :data:`DEFAULT_MAX_TOKENS`.
+    config : JointConfig or None
+        The joint configuration (None: a bigram model).
+    label : str
+        How to name the configuration in the message (e.g. ``"configuration 'lm-only'"``).
+
+    Returns
+    -------
+    TokenLimit
+
+    Raises
+    ------
+    InputError
+        ``max_tokens`` is not a positive integer.
+    """
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                   or max_tokens < 1):
+        raise InputError(f"--max-tokens must be a positive integer, got {max_tokens!r}")
+    growth = config.growth if config is not None else None
+    if max_tokens is not None:
+        return TokenLimit(max_tokens, "option")
+    if growth is not None:
+        return TokenLimit(growth.max_tokens, "measured",
+                          f"{label} (measured: a longer one would take over {growth.budget_seconds:g} s of "
+                          f"CPU time or {growth.budget_mib:g} MiB)")
+    return TokenLimit(DEFAULT_MAX_TOKENS, "default")
 
 
 def char_budget_cap(widths: list[int]) -> int:

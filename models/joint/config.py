@@ -13,6 +13,9 @@ A joint model is a directory with ``config.json``::
 too fast for the CLI's ``--max-tokens`` (the ILP reference): a longer sentence is refused with an
 :class:`~dualdecomp.core.errors.InputError` (a per-line error row in a batch), whatever ``--max-tokens``
 says (:meth:`JointModel.check_size`).
+``growth`` (optional) is the configuration's measured growth of time and memory with the length and the
+default length limit it gives (:mod:`dualdecomp.models.joint.growth`, written by ``benchmarks/memory.py
+--fit --write``); ``--max-tokens`` overrides that limit.
 ``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
 fixed-length result and sets the free-length compression rate
 (:mod:`dualdecomp.models.joint.length_calibration`).
@@ -48,6 +51,7 @@ from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_jso
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DECODERS
 from dualdecomp.engine.options import make_options
+from dualdecomp.models.joint.growth import Growth, parse_growth
 from dualdecomp.models.registry import get_kind, kind_names
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency
@@ -77,6 +81,7 @@ class JointConfig:
     fallback_components: tuple[int, ...] = ()
     length_bias: float = 0.0
     max_tokens: int | None = None
+    growth: Growth | None = None
 
     def to_json(self) -> dict:
         """The ``config.json`` content."""
@@ -90,6 +95,8 @@ class JointConfig:
             out["length_bias"] = self.length_bias
         if self.max_tokens is not None:
             out["max_tokens"] = self.max_tokens
+        if self.growth is not None:
+            out["growth"] = self.growth.to_json()
         return out
 
 
@@ -142,7 +149,8 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     limit = spec.get("max_tokens")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ModelError(f"{where}: max_tokens must be a positive integer")
-    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias), limit)
+    growth = None if spec.get("growth") is None else parse_growth(spec["growth"], where, max_tokens or 1)
+    return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias), limit, growth)
 
 
 _OTHER_DECODER_OPTIONS = {"ilp": {"decoder", "solver", "time_limit"}, "beam": {"decoder", "beam"}}
