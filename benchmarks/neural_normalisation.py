@@ -21,7 +21,7 @@ import numpy as np
 
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import read_corpus
-from dualdecomp.models.metrics import token_f1
+from dualdecomp.models.evaluation.compression import token_f1
 from dualdecomp.models.neural import pieces
 from dualdecomp.models.neural.store import load_neural_model
 

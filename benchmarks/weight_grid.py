@@ -40,9 +40,9 @@ from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.dependency.store import load_dependency_model
+from dualdecomp.models.evaluation.compression import at_reference_lengths
 from dualdecomp.models.joint.config import merged_bigrams, weighted_component
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.metrics import at_reference_lengths
 from dualdecomp.models.neural.store import load_neural_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -54,10 +54,10 @@ import time
 from dataclasses import replace
 
 from dualdecomp.data.ordering.reading import read_conllu_examples
+from dualdecomp.models.evaluation.ordering import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.decoder import decode
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
-from dualdecomp.models.ordering.evaluation import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm

@@ -33,7 +33,7 @@ from dataclasses import fields
 from word_order import peak_mb  # the sibling benchmark's memory probe (this folder is on sys.path)
 
 from dualdecomp.data.ordering.reading import read_conllu_examples
-from dualdecomp.models.ordering.evaluation import condition_input
+from dualdecomp.models.evaluation.ordering import condition_input
 from dualdecomp.models.ordering.features import attach_features
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import OrderingModel, load_model, new_model

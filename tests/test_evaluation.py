@@ -16,7 +16,7 @@ from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.models.metrics import (
+from dualdecomp.models.evaluation.compression import (
     METRICS,
     PairScores,
     bigram_f1,
@@ -398,7 +398,7 @@ def test_keep_everything_on_broadcast_dev(tmp_path):
 
 
 def test_at_reference_lengths_decodes_once_per_length() -> None:
-    from dualdecomp.models.metrics import at_reference_lengths, bigram_f1, token_f1
+    from dualdecomp.models.evaluation.compression import at_reference_lengths, bigram_f1, token_f1
 
     tokens = "the cat sat on the mat".split()
     calls = []

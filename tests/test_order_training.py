@@ -9,7 +9,7 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
-from dualdecomp.models.ordering.evaluation import evaluate, score
+from dualdecomp.models.evaluation.ordering import evaluate, score
 from dualdecomp.models.ordering.model import load_model, new_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
@@ -70,7 +70,7 @@ def test_evaluation_uses_sacrebleu_against_the_original_order():
 
 
 def _identity(inp, examples):
-    from dualdecomp.models.ordering.search import OrderingResult
+    from dualdecomp.data.ordering.result import OrderingResult
 
     ex = next(e for e in examples if sorted(e.words) == sorted(inp.words))
     return OrderingResult(order=tuple(range(len(ex))), words=ex.words, pos=ex.pos, heads=(0,) * len(ex),
@@ -79,7 +79,7 @@ def _identity(inp, examples):
 
 def test_score_of_a_reversed_sentence_is_below_100():
     ex = SENTENCES[1]
-    from dualdecomp.models.ordering.search import OrderingResult
+    from dualdecomp.data.ordering.result import OrderingResult
 
     rev = OrderingResult(order=(3, 2, 1, 0), words=ex.words[::-1], pos=ex.pos[::-1], heads=(0, 1, 2, 3),
                          complete=True, score=0.0, recovered=1.0, expansions=0, seconds=0.0)

@@ -16,13 +16,14 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.base_np import base_np_units
 from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 from dualdecomp.data.ordering.reading import parse_jsonl_record, read_conllu_examples
+from dualdecomp.data.ordering.result import OrderingResult
+from dualdecomp.models.evaluation.ordering import condition_input
 from dualdecomp.models.ordering.decoder import decode
-from dualdecomp.models.ordering.evaluation import condition_input
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import new_model
 from dualdecomp.models.ordering.refine import completed_input, refine
-from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first
+from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from tests.ordering_oracles import all_trees, exhaustive_goals, goal_key, linearisations, random_model
 from tests.test_order_linearizer import projective_orders, random_linearizer, score_with_lm

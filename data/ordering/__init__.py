@@ -1,2 +1,3 @@
 """Word ordering's data: the input (a bag of words with optional constraints) and gold sentences, their
-reading from CoNLL-U and JSONL, and the base NPs of a UD tree as ordered units."""
+reading from CoNLL-U and JSONL, the base NPs of a UD tree as ordered units, and the output record every
+decoder returns."""

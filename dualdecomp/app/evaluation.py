@@ -1,6 +1,7 @@
 """Corpus-level evaluation of a system output file against gold references (docs/architecture.md §4).
 
-The per-sentence metrics (CR, token / bigram / GR F1, ROUGE) are :mod:`dualdecomp.models.metrics`.
+The per-sentence metrics (CR, token / bigram / GR F1, ROUGE) are
+:mod:`dualdecomp.models.evaluation.compression`.
 
 Corpus level: macro-average over sentences. With several references the per-sentence score is the mean
 over references. When a system line carries ``references`` (gold-length mode: one compression per
@@ -20,7 +21,7 @@ from typing import Any
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.jsonl import CorpusItem, read_corpus, read_jsonl_numbered
 from dualdecomp.data.parsing import parse_unique
-from dualdecomp.models.metrics import (
+from dualdecomp.models.evaluation.compression import (
     PairScores,
     compression_rate,
     make_rouge_scorer,

@@ -44,7 +44,7 @@ from dualdecomp.models.bigram.features import BigramFeatures
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.dependency.model import DependencyModel
 from dualdecomp.models.dependency.training import GoldStructure, best_tree, prepare_items
-from dualdecomp.models.metrics import at_reference_lengths
+from dualdecomp.models.evaluation.compression import at_reference_lengths
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency

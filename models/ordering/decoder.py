@@ -6,13 +6,14 @@ import time
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import OrderingInput
+from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree, relinearise
 from dualdecomp.models.ordering.lm_beam import lm_beam_applies
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import refine
-from dualdecomp.models.ordering.search import OrderingResult, SearchConfig, best_first, goal_result
+from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.linearise import Linearisation
 
 

@@ -14,10 +14,10 @@ import time
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
+from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.linearizer import Linearised, Linearizer
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import completed_tree
-from dualdecomp.models.ordering.search import OrderingResult
 
 REFINED_METHOD = "best-first + head-domain linearizer (approximate)"
 

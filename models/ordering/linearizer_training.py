@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample
-from dualdecomp.models.ordering.evaluation import evaluate
+from dualdecomp.models.evaluation.ordering import evaluate
 from dualdecomp.models.ordering.linearizer import Linearizer
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree
 from dualdecomp.models.ordering.linearizer_features import domain_tables, order_features, sentence_domains

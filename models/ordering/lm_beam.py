@@ -40,9 +40,9 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import path_inside
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput, unit_head
+from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.models.lm.model import LanguageModel, load_lm
-from dualdecomp.models.ordering.search import OrderingResult
 
 METHOD = "LM beam (approximate)"
 CERTIFIED_METHOD = "LM beam (LM optimum: nothing pruned)"

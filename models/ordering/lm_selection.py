@@ -20,8 +20,8 @@ from pathlib import Path
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import OrderingExample
+from dualdecomp.models.evaluation.ordering import evaluate
 from dualdecomp.models.ordering.decoder import decode
-from dualdecomp.models.ordering.evaluation import evaluate
 from dualdecomp.models.ordering.exact import ExactConfig
 from dualdecomp.models.ordering.lm_feature import with_decoding_lm
 from dualdecomp.models.ordering.model import OrderingModel

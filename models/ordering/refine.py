@@ -29,10 +29,11 @@ from dataclasses import replace
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
+from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import exact_linearisation
 from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.search import OrderingResult, goal_result
+from dualdecomp.models.ordering.search import goal_result
 
 REFINED_METHOD = "best-first + tree beam DP (approximate)"
 

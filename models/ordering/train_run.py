@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample
-from dualdecomp.models.ordering.evaluation import evaluate
+from dualdecomp.models.evaluation.ordering import evaluate
 from dualdecomp.models.ordering.model import OrderingModel, new_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer, is_projective

@@ -19,8 +19,8 @@ import numpy as np
 
 from dualdecomp.core.errors import SolverError
 from dualdecomp.data.jsonl import read_corpus
+from dualdecomp.models.evaluation.compression import at_reference_lengths
 from dualdecomp.models.lm.model import LanguageModel
-from dualdecomp.models.metrics import at_reference_lengths
 from dualdecomp.models.transducer.data import tree_pairs
 from dualdecomp.models.transducer.extraction import extract_grammar
 from dualdecomp.models.transducer.features import RuleFeaturizer

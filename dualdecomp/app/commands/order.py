@@ -537,7 +537,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.ordering.evaluation import CONDITIONS, evaluate
+    from dualdecomp.models.evaluation.ordering import CONDITIONS, evaluate
 
     for c in args.conditions:
         if c not in CONDITIONS:

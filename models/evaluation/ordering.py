@@ -16,7 +16,7 @@ import sacrebleu
 
 from dualdecomp.data.ordering.base_np import base_np_units
 from dualdecomp.data.ordering.inputs import OrderingExample, OrderingInput
-from dualdecomp.models.ordering.search import OrderingResult
+from dualdecomp.data.ordering.result import OrderingResult
 
 
 class Condition(NamedTuple):
