@@ -132,7 +132,7 @@ class Compressor:
                 self.model = load_model(directory)
         self.decode_options = dict(self.joint.config.decode) if self.joint is not None else {}
         joint_config = self.joint.config if self.joint is not None else None
-        label = "the default configuration" if config is None else f"configuration {config!r}"
+        label = "the model's config.json" if config is None else f"configuration {config!r}"
         self.token_limit = token_limit(max_tokens, joint_config, label)
         own = joint_config.max_tokens if joint_config is not None else None
         self.max_tokens = self.token_limit.tokens if own is None else min(self.token_limit.tokens, own)

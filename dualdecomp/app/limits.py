@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from dualdecomp.core.errors import InputError
 
 if TYPE_CHECKING:
+    # lazy: for the annotation only (the joint configuration pulls in the engine and the solvers)
     from dualdecomp.models.joint.config import JointConfig
 
 DEFAULT_MAX_TOKENS = 300
@@ -45,7 +46,7 @@ class TokenLimit:
             return (f"sentence of {n} tokens is longer than --max-tokens {self.tokens}: split it, or raise "
                     "--max-tokens")
         if self.source == "measured":
-            return (f"sentence of {n} tokens is longer than {self.tokens} tokens, the default limit of "
+            return (f"sentence of {n} tokens is longer than {self.tokens} tokens, the limit measured for "
                     f"{self.detail}: split it, or raise the limit with --max-tokens N")
         return (f"sentence of {n} tokens is longer than the default --max-tokens {self.tokens} (a model "
                 "without a measured limit): split it, or raise --max-tokens")
@@ -82,8 +83,8 @@ def token_limit(max_tokens: int | None, config: JointConfig | None, label: str =
         return TokenLimit(max_tokens, "option")
     if growth is not None:
         return TokenLimit(growth.max_tokens, "measured",
-                          f"{label} (measured: a longer one would take over {growth.budget_seconds:g} s of "
-                          f"CPU time or {growth.budget_mib:g} MiB)")
+                          f"{label} (a longer one would take over {growth.budget_seconds:g} s of CPU time "
+                          f"or {growth.budget_mib:g} MiB)")
     return TokenLimit(DEFAULT_MAX_TOKENS, "default")
 
 
