@@ -18,8 +18,9 @@ real cost of the pipeline (potentials + decoding). For each (configuration, n):
   (:class:`~dualdecomp.solvers.dependency.siblings.SiblingScores`) against the dense (n+1)^3 tensor the
   potentials used to build, and the extra peak memory and time of potentials + one free-length parse with
   each (the dense one only while the tensor is under ``--dense-limit-mb``; the same optimum is checked);
-* ``"kind": "bounded"`` — with the default ``--max-tokens`` (300), the cost of a 2,000-token line in a
-  batch (its error row, without parsing it): seconds and extra memory.
+* ``"kind": "bounded"`` — with the configuration's default limit (its measured ``max_tokens``; 300
+  before W3.1, when this was a 2,000-token line), the cost of a line one token longer in a batch (its
+  error row, without parsing it): seconds and extra memory.
 
 A configuration stops growing n once one point takes more than ``--max-seconds`` (the sweep says so with
 ``"stopped"``). Run ``python benchmarks/memory.py [--lengths 10 20 40 80 160 300] [--configs default
@@ -57,9 +58,9 @@ growth and is not measured. For each configuration:
   ``--budget-mib``), at most twice the longest length measured and below ``exceeded_at``, rounded down
   to two significant digits, never below ``fallback.max_tokens``.
 
-Run ``nice python benchmarks/memory.py --fit | tee fit.jsonl`` (about 25 minutes for the shipped model on
-a 2-core machine), then ``python benchmarks/memory.py --fit --from fit.jsonl --write`` (or ``--fit
---write`` at once).
+Run ``nice python benchmarks/memory.py --fit | tee fit.jsonl`` (about 20 minutes for the shipped model on
+a 2-core machine; ``benchmarks/memory_fit.jsonl`` is the run the shipped growth comes from), then
+``python benchmarks/memory.py --fit --from fit.jsonl --write`` (or ``--fit --write`` at once).
 """
 
 from __future__ import annotations
@@ -145,13 +146,14 @@ def _slope(xs: list[float], ys: list[float]) -> float | None:
 
 
 def _bounded(compressor_cls, config: str | None) -> dict:
-    """A 2,000-token line in a batch under the default --max-tokens: its error row's cost."""
+    """A line one token over the configuration's default limit, in a batch: its error row's cost."""
     from dualdecomp.app.batch import BatchOptions, run_batch
 
     comp = compressor_cls(MODEL, config)
     with tempfile.TemporaryDirectory() as tmp:
         inp = Path(tmp) / "in.jsonl"
-        inp.write_text(json.dumps({"id": "long", "text": " ".join(_tokens(2000))}) + "\n")
+        n = comp.max_tokens + 1
+        inp.write_text(json.dumps({"id": "long", "text": " ".join(_tokens(n))}) + "\n")
         _trim()
         _reset_peak()
         before = _status_mb("VmRSS")
@@ -159,7 +161,7 @@ def _bounded(compressor_cls, config: str | None) -> dict:
         rows, _ = run_batch(inp, None, comp, BatchOptions(deterministic=True))
         seconds = time.perf_counter() - start
         peak = _status_mb("VmHWM")
-    return {"kind": "bounded", "config": config or "default", "n": 2000, "max_tokens": comp.max_tokens,
+    return {"kind": "bounded", "config": config or "default", "n": n, "max_tokens": comp.max_tokens,
             "seconds": round(seconds, 4), "extra_mb": round(peak - before, 1),
             "error_row": "error" in rows[0]}
 
