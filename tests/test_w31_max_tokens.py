@@ -173,12 +173,19 @@ def test_max_tokens_overrides_the_measured_limit() -> None:
         small.check_size(6)
 
 
-def test_the_configurations_own_bound_still_applies() -> None:
-    ilp = Compressor(config="mcdonald-dependency-lm-ilp", max_tokens=1000)
+def test_the_configurations_own_bound_is_its_default_and_max_tokens_overrides_it() -> None:
+    """The ILP configuration's own "max_tokens": 40 is its default limit; an explicit --max-tokens (the
+    issue: "--max-tokens still overrides") raises it (on the old code of this session the explicit 50
+    was lowered to 40)."""
+    ilp = Compressor(config="mcdonald-dependency-lm-ilp")
     assert ilp.max_tokens == 40  # the effective limit (for the batch: not parsed beyond it)
     with pytest.raises(InputError, match="longer than the configuration's max_tokens 40"):
         ilp.check_size(41)
-    assert Compressor(config="mcdonald-dependency-lm-ilp").max_tokens <= 40
+    raised = Compressor(config="mcdonald-dependency-lm-ilp", max_tokens=50)
+    assert raised.max_tokens == 50 and raised.token_limit.source == "option"
+    raised.check_size(50)
+    with pytest.raises(InputError, match="longer than --max-tokens 50"):
+        raised.check_size(51)
 
 
 def test_a_model_without_growth_has_the_documented_default(tiny_model, tmp_path) -> None:
@@ -195,3 +202,36 @@ def test_a_model_without_growth_has_the_documented_default(tiny_model, tmp_path)
     (d / "config.json").write_text(json.dumps({"format": "dualdecomp-config", "version": 1, "name": "j",
                                                "components": [{"kind": "bigram", "path": "."}]}))
     assert Compressor(d).max_tokens == 300 and Compressor(d, max_tokens=20).max_tokens == 20
+
+
+def test_the_cli_default_is_the_measured_limit(tmp_path) -> None:
+    """`dualdecomp compress` without --max-tokens takes the configuration's measured limit: a 400-token
+    line is compressed (on the old code of this session, with the option's default of 300, it got the
+    error row "longer than --max-tokens 300")."""
+    import subprocess
+    import sys
+
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps({"id": "long", "text": " ".join(_real_tokens(400))}) + "\n")
+    out = tmp_path / "out.jsonl"
+    run = subprocess.run([sys.executable, "-m", "dualdecomp.app.cli", "compress", "--input", str(inp),
+                          "--output", str(out), "--quiet", "--deterministic"],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr
+    row = json.loads(out.read_text())
+    assert "error" not in row and len(row["keep"]) == 400
+
+
+def test_a_config_json_that_is_a_device_link_is_refused(tmp_path) -> None:
+    """A config.json that is a symlink to /dev/zero goes to the configuration loader, which refuses it
+    (exit 3, naming the file); on the old code of this session `is_file()` skipped it and the model's
+    bigram component was loaded alone, silently."""
+    from dualdecomp.core.errors import ModelError
+    from dualdecomp.data.locations import default_model_dir
+
+    d = tmp_path / "model"
+    shutil.copytree(default_model_dir(), d)
+    (d / "config.json").unlink()
+    (d / "config.json").symlink_to("/dev/zero")
+    with pytest.raises(ModelError, match="config.json"):
+        Compressor(d)

@@ -104,8 +104,8 @@ class Compressor:
     Attributes
     ----------
     max_tokens : int
-        The effective limit: the one asked for or the default above, lowered to the configuration's own
-        ``max_tokens`` when that is smaller.
+        The effective limit: the one asked for; or the default above, lowered to the configuration's own
+        ``max_tokens`` when that is smaller (an explicit ``max_tokens`` overrides that cap too).
     token_limit : TokenLimit
         The limit before the configuration's own ``max_tokens``, with its source (for the message).
     requested_max_tokens : int or None
@@ -125,8 +125,8 @@ class Compressor:
         else:
             directory = Path(model) if model is not None else default_model_dir()
             self.directory = directory
-            if config is not None or (directory / "config.json").is_file():
-
+            # lexists: a config.json that is a link or a device goes to the loader, which refuses it
+            if config is not None or os.path.lexists(directory / "config.json"):
                 self.joint = JointModel(directory, config)
             else:
                 self.model = load_model(directory)
@@ -134,14 +134,15 @@ class Compressor:
         joint_config = self.joint.config if self.joint is not None else None
         label = "the model's config.json" if config is None else f"configuration {config!r}"
         self.token_limit = token_limit(max_tokens, joint_config, label)
-        own = joint_config.max_tokens if joint_config is not None else None
+        # a configuration's own max_tokens is its default cap; an explicit max_tokens overrides it too
+        own = joint_config.max_tokens if joint_config is not None and max_tokens is None else None
         self.max_tokens = self.token_limit.tokens if own is None else min(self.token_limit.tokens, own)
 
     def check_size(self, n: int) -> None:
         """Raise :class:`InputError` when a sentence of ``n`` tokens is over :attr:`max_tokens`: the joint
         configuration's own ``max_tokens`` (its message), else :attr:`token_limit` (a message naming that
         limit and how to raise it)."""
-        if self.joint is not None:
+        if self.joint is not None and self.requested_max_tokens is None:
             self.joint.check_size(n)
         if n > self.token_limit.tokens:
             raise InputError(self.token_limit.message(n))

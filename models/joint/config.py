@@ -10,9 +10,9 @@ A joint model is a directory with ``config.json``::
      "fallback": {"max_tokens": 80, "components": [0]}, "length_bias": 0.0}
 
 ``max_tokens`` (optional) is the configuration's own size bound, for a configuration whose cost grows
-too fast for the CLI's ``--max-tokens`` (the ILP reference): a longer sentence is refused with an
-:class:`~dualdecomp.core.errors.InputError` (a per-line error row in a batch), whatever ``--max-tokens``
-says (:meth:`JointModel.check_size`).
+too fast for its measured default (the ILP reference): a longer sentence is refused with an
+:class:`~dualdecomp.core.errors.InputError` (a per-line error row in a batch) unless ``--max-tokens`` is
+given explicitly, which overrides it (:meth:`JointModel.check_size`, called by the compressor).
 ``growth`` (optional) is the configuration's measured growth of time and memory with the length and the
 default length limit it gives (:mod:`dualdecomp.models.joint.growth`, written by ``benchmarks/memory.py
 --fit --write``); ``--max-tokens`` overrides that limit.

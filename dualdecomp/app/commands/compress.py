@@ -41,9 +41,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--length-file", metavar="PATH", help="one length per line, aligned with the input lines")
     p.add_argument("--chars", type=int, metavar="N",
                    help="keep at most N characters (one space between kept tokens counted), exactly")
-    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
-                   help=f"longest sentence compressed (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
-                        "error row (memory and time grow as n^3 or faster)")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help="longest sentence compressed; a longer line gets an error row (default: the "
+                        "configuration's measured limit, where it would pass 2 GB or 60 s; "
+                        f"{DEFAULT_MAX_TOKENS} for a model without one)")
     p.add_argument("--max-line-bytes", type=int, metavar="N",
                    help="longest input line read, in bytes (default: 64 KiB + 1 KiB per --max-tokens "
                         "token); a longer line gets an error row without being parsed or kept in memory")
