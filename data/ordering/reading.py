@@ -23,7 +23,18 @@ from pathlib import Path
 import conllu
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.data.line_reader import check_source, read_bounded_lines
 from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
+
+MAX_LINE_BYTES = 1 << 20
+"""The longest input line read (1 MiB: a JSONL bag of about 100,000 words; a CoNLL-U word line is under
+1 KiB). A longer line is not kept: its JSONL line or its CoNLL-U sentence block gets an error row."""
+
+MAX_BLOCK_BYTES = 16 << 20
+"""The longest CoNLL-U sentence block read (16 MiB: about 200,000 word lines). The rest of a longer block
+is skipped without being kept, and the block gets an error row."""
+
+_SKIPPED = "# dualdecomp-skipped: "  # the comment that stands for what was not read, inside its block
 
 
 @dataclass(frozen=True)
@@ -43,14 +54,46 @@ class UnreadInput:
     message: str
 
 
-def _open(path: Path, **kwargs):
-    """``path`` opened for reading; a missing or unreadable file is an ``InputError``."""
+def _open(path: Path):
+    """``path`` opened for reading in binary; a missing or unreadable file, a directory or a device that
+    may never end (``/dev/zero``) is an ``InputError``."""
     try:
-        return path.open(**kwargs)
+        handle = path.open("rb", buffering=0)
     except FileNotFoundError:
         raise InputError(f"no such file: {path}") from None
     except OSError as exc:  # a directory, no permission
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        check_source(handle.fileno(), str(path), "input", streams=False)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def _bounded_text_lines(handle, path: Path) -> Iterator[str]:
+    """The lines of a CoNLL-U file as text for ``conllu`` (undecodable bytes as lone surrogates), read with
+    bounds: a line over :data:`MAX_LINE_BYTES` and the rest of a block over :data:`MAX_BLOCK_BYTES` are
+    not kept; a comment line in their block says what was skipped (that block becomes an error row)."""
+    block = 0
+    skipping = False
+    for raw in read_bounded_lines(handle, MAX_LINE_BYTES, where=str(path)):
+        if raw.data is not None and not raw.data.strip():  # a blank line ends the block
+            block, skipping = 0, False
+            yield "\n"
+            continue
+        if skipping:
+            continue
+        if raw.data is None:
+            yield f"{_SKIPPED}line {raw.number} has {raw.size} bytes, more than {MAX_LINE_BYTES} (not read)\n"
+            continue
+        block += raw.size + 1
+        if block > MAX_BLOCK_BYTES:
+            skipping = True
+            yield (f"{_SKIPPED}the sentence block is longer than {MAX_BLOCK_BYTES} bytes at line "
+                   f"{raw.number} (the rest of it not read)\n")
+            continue
+        yield raw.data.decode("utf-8", errors="surrogateescape") + "\n"
 
 
 def _conllu_blocks(path: Path) -> Iterator[tuple[int, conllu.TokenList | UnreadInput]]:
@@ -61,9 +104,13 @@ def _conllu_blocks(path: Path) -> Iterator[tuple[int, conllu.TokenList | UnreadI
     the columns of the file's ``# global.columns`` comment when an earlier block gave one.
     """
     columns = None
-    with _open(path, encoding="utf-8", errors="surrogateescape") as handle:
-        for number, block in enumerate(conllu.parser.parse_sentences(handle), 1):
+    with _open(path) as handle:
+        for number, block in enumerate(conllu.parser.parse_sentences(_bounded_text_lines(handle, path)), 1):
             where = f"{path}: sentence block {number}"
+            if _SKIPPED in block:
+                reason = block[block.index(_SKIPPED) + len(_SKIPPED):].split("\n", 1)[0]
+                yield number, UnreadInput(f"{path.name}:{number}", f"{where}: {reason}")
+                continue
             try:
                 block.encode("utf-8")
             except UnicodeEncodeError:  # undecodable bytes became lone surrogates
@@ -222,11 +269,14 @@ def iter_jsonl_inputs(path: str | Path) -> Iterator[OrderingInput | UnreadInput]
         The file is missing or unreadable.
     """
     path = Path(path)
-    with _open(path, mode="rb") as handle:
-        for number, raw in enumerate(handle, 1):
+    with _open(path) as handle:
+        for raw_line in read_bounded_lines(handle, MAX_LINE_BYTES, where=str(path)):
+            number, raw = raw_line.number, raw_line.data
             ident, where = f"{path.name}:{number}", f"{path}:{number}"
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+            if raw is None:
+                yield UnreadInput(ident, f"{where}: a line of {raw_line.size} bytes is longer than "
+                                         f"{MAX_LINE_BYTES} (not read)")
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
