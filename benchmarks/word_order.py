@@ -56,12 +56,10 @@ from dataclasses import replace
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
 from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
 from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
-from dualdecomp.models.ordering.lm_feature import with_decoding_lm
-from dualdecomp.models.ordering.model import load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 
 
@@ -191,25 +189,28 @@ def main() -> None:
         return
     timeout = None if args.max_expansions is not None else args.timeout
 
-    model = with_decoding_lm(load_model(args.model), args.lm, args.lm_weight, args.linearizer_states)
-    lm_weight = model.lm.weight if model.lm is not None else 0.0
+    decoder = with_decoding_lm(load_decoder(args.model), args.lm, args.lm_weight, args.linearizer_states)
+    model, lm = decoder.model, decoder.lm
+    lm_weight = lm.weight if lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
     dev = dev[args.start:]
     base = {"data": args.dev.rsplit("/", 1)[-1], "model": args.model, "chart_size": args.chart_size,
             "start": args.start, "lm_weight": lm_weight, "max_expansions": args.max_expansions}
-    if model.units_lm is not None:
-        base["units_lm_weight"] = model.units_lm.weight
+    if decoder.units_lm is not None:
+        base["units_lm_weight"] = decoder.units_lm.weight
     if args.tree_beam_attachments is not None:
         base["tree_beam_attachments"] = args.tree_beam_attachments
-    if model.linearizer is not None:
-        base["linearizer_lm_weight"] = model.linearizer.lm.weight if model.linearizer.lm is not None else 0.0
+    if decoder.linearizer is not None:
+        linearizer_lm = decoder.linearizer.lm
+        base["linearizer_lm_weight"] = linearizer_lm.weight if linearizer_lm is not None else 0.0
         base["linearizer_states"] = args.linearizer_states
     search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
 
     if "conditions" in args.what:
         examples = dev[:args.sentences]
         for condition in args.conditions:
-            scores, results = evaluate(examples, lambda inp: decode(model, inp, search), condition, args.seed)
+            scores, results = evaluate(examples, lambda inp: decoder.decode(inp, search), condition,
+                                       args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "method": "best-first (approximate)", **scores.as_json()})
             if args.outputs:
@@ -221,7 +222,7 @@ def main() -> None:
         decoders += [(beam, ExactConfig(max_states=None, beam=beam, beam_attachments=bound))
                      for beam in args.tree_beam]
     if "linearizer" in args.what:
-        if model.linearizer is None:
+        if decoder.linearizer is None:
             raise SystemExit(f"{args.model} has no head-domain linearizer (order train-linearizer)")
         decoders.append(("linearizer", ExactConfig(max_states=None, beam=args.tree_beam[0], linearizer=True,
                                                    second_stage=args.second_stage)))
@@ -231,7 +232,7 @@ def main() -> None:
         if label == "linearizer" and config.second_stage == "tree-beam":  # the others: as --what tree-beam
             conditions = [c for c in conditions if CONDITIONS[c][1] == 1.0]
         for condition in conditions:
-            scores, results = evaluate(examples, lambda inp, c=config: decode(model, inp, search, c),
+            scores, results = evaluate(examples, lambda inp, c=config: decoder.decode(inp, search, c),
                                        condition, args.seed)
             _emit({**base, "measure": "condition", "condition": condition, "timeout": timeout,
                    "tree_beam": label, "method": _methods(results), **scores.as_json(),
@@ -241,7 +242,7 @@ def main() -> None:
                 _write_outputs(args.outputs, condition, label, examples, results)
 
     if "lm-beam" in args.what:
-        _lm_beam(model, dev[:args.sentences], args, base)
+        _lm_beam(decoder, dev[:args.sentences], args, base)
 
     if "curve" in args.what:
         examples = dev[:args.curve_sentences]
@@ -250,7 +251,7 @@ def main() -> None:
                 search = SearchConfig(chart_size=args.chart_size, timeout=timeout)
                 beam = args.tree_beam[0] if method == "tree-beam" else None
                 exact = ExactConfig(max_states=None, beam=beam) if beam else None
-                scores, results = evaluate(examples, lambda inp, s=search, e=exact: decode(model, inp, s, e),
+                scores, results = evaluate(examples, lambda inp, s=search, e=exact: decoder.decode(inp, s, e),
                                            "words", args.seed)
                 _emit({**base, "measure": "timeout_curve", "condition": "words", "timeout": timeout,
                        "tree_beam": exact.beam if exact else None,
@@ -267,13 +268,13 @@ def main() -> None:
         for k, ex in enumerate(examples):
             inp = ex.as_input(1.0, 1.0, args.seed + k)
             start = time.perf_counter()
-            found = exact_linearisation(model, inp, args.exact_states)
+            found = exact_linearisation(model, inp, args.exact_states, lm=lm)
             elapsed = time.perf_counter() - start
             if not (found.certified and found.best is not None):
                 continue
-            first = best_first(model, inp, search)
+            first = best_first(model, inp, search, lm=lm)
             start = time.perf_counter()
-            beamed = exact_linearisation(model, inp, beam=args.tree_beam[0]).best
+            beamed = exact_linearisation(model, inp, beam=args.tree_beam[0], lm=lm).best
             beam_seconds += time.perf_counter() - start
             beam_same += math.isclose(beamed.scaled, found.best.scaled, rel_tol=0, abs_tol=1e-9)
             beam_results.append(goal_result(model.context(inp), beamed, 0, 0.0, method="tree beam DP"))
@@ -305,7 +306,7 @@ def main() -> None:
                "tree_beam_on_certified": score(exact_examples, beam_results, beam_seconds).as_json()})
 
     if "linearizer-exact" in args.what:
-        _linearizer_exact(model, dev[:args.sentences], args, base)
+        _linearizer_exact(decoder, dev[:args.sentences], args, base)
 
     if "errors" in args.what:
         examples = dev[:args.sentences]
@@ -313,26 +314,26 @@ def main() -> None:
             counts = {GOLD: 0, SEARCH_ERROR: 0, MODEL_ERROR: 0, "no_gold_derivation": 0}
             for k, ex in enumerate(examples):
                 inp, order = ex.shuffled(1.0, 1.0, args.seed + k)
-                gold = gold_derivation(model, inp, order)
+                gold = gold_derivation(model, inp, order, lm)
                 if gold is None:
                     counts["no_gold_derivation"] += 1
                     continue
-                counts[error_kind(gold, exact_linearisation(model, inp, beam=beam).best)] += 1
+                counts[error_kind(gold, exact_linearisation(model, inp, beam=beam, lm=lm).best)] += 1
             _emit({**base, "measure": "errors", "condition": "all", "tree_beam": beam,
                    "sentences": len(examples), **counts})
 
 
-def _lm_beam(model, examples, args, base: dict) -> None:
+def _lm_beam(decoder, examples, args, base: dict) -> None:
     """The ``lm-beam`` measure: the LM beam search on the conditions it decodes, for each beam."""
     if args.lm_beam_lm is not None:
         terms = (LMTerm(load_lm(args.lm_beam_lm)),)
-    elif model.lm_beam is not None:
-        terms = model.lm_beam.terms
+    elif decoder.lm_beam is not None:
+        terms = decoder.lm_beam.terms
     else:
         raise SystemExit("--what lm-beam needs --lm-beam-lm FILE (the model has no LM beam)")
     lms = " + ".join(f"{t.weight:g} x {t.lm.path}" for t in terms)
     conditions = [c for c in args.conditions if CONDITIONS[c].dep == 0.0]
-    beams = args.lm_beam or [model.lm_beam.beam if model.lm_beam is not None else 256]
+    beams = args.lm_beam or [decoder.lm_beam.beam if decoder.lm_beam is not None else 256]
     for beam in beams:
         for condition in conditions:
             scores, results = evaluate(examples, lambda inp, b=beam: lm_beam_decode(terms, inp, b), condition,
@@ -345,13 +346,13 @@ def _lm_beam(model, examples, args, base: dict) -> None:
                 _write_outputs(args.outputs, condition, f"lm-beam-{beam}", examples, results)
 
 
-def _linearizer_exact(model, examples, args, base: dict) -> None:
+def _linearizer_exact(decoder, examples, args, base: dict) -> None:
     """The ``linearizer-exact`` measure: certificates of the linearizer's exact DP with its LM term, and the
     beam search's outputs against them."""
-    if model.linearizer is None or model.linearizer.lm is None or args.linearizer_states < 1:
+    if decoder.linearizer is None or decoder.linearizer.lm is None or args.linearizer_states < 1:
         raise SystemExit("--what linearizer-exact needs a linearizer with its LM term and "
                          "--linearizer-states N")
-    exact, beam = model.linearizer, replace(model.linearizer, lm_states=0)
+    exact, beam = decoder.linearizer, replace(decoder.linearizer, lm_states=0)
     counts = {"certified": 0, "beam_same_order": 0, "beam_same_score": 0, "beam_lower": 0, "beam_higher": 0}
     gaps, seconds = [], 0.0
     for k, ex in enumerate(examples):

@@ -34,9 +34,9 @@ from word_order import peak_mb  # the sibling benchmark's memory probe (this fol
 
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import condition_input
+from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
 from dualdecomp.models.ordering.features import attach_features
-from dualdecomp.models.ordering.lm_feature import with_decoding_lm
-from dualdecomp.models.ordering.model import OrderingModel, load_model, new_model
+from dualdecomp.models.ordering.model import OrderingModel, new_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.train_run import RunConfig, eligible
 from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
@@ -48,12 +48,12 @@ class PythonFeatureModel(OrderingModel):
     def attach_features(self, ctx, head, dep, right):
         return attach_features(ctx, head, dep, right, self.mask)
 
-    def attach_score(self, ctx, head, dep, right):
+    def attach_score(self, ctx, head, dep, right, lm=None):
         local = self.attach_features(ctx, head, dep, right)
-        return self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()))
+        return self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()), lm)
 
-    def attach_scores(self, ctx, edge, others, attachments):
-        return [self.attach_score(ctx, *((edge, others[k]) if edge_is_head else (others[k], edge)), right)
+    def attach_scores(self, ctx, edge, others, attachments, lm=None):
+        return [self.attach_score(ctx, *((edge, others[k]) if edge_is_head else (others[k], edge)), right, lm)
                 for k, edge_is_head, right in attachments]
 
 
@@ -75,12 +75,13 @@ def train_seconds(model: OrderingModel, sentences, epochs: int, trainer_class: t
     return seconds, hashlib.sha256(trainer.averaged().tobytes()).hexdigest()
 
 
-def decode_seconds(model: OrderingModel, inputs, pops: int) -> tuple[float, list]:
-    """Seconds of best-first search over ``inputs`` and its outputs (order, score; None when incomplete)."""
+def decode_seconds(model: OrderingModel, inputs, pops: int, lm=None) -> tuple[float, list]:
+    """Seconds of best-first search over ``inputs`` (with the LM term ``lm``) and its outputs (order, score;
+    None when incomplete)."""
     config = SearchConfig(chart_size=32, timeout=None, max_expansions=pops)
     start = time.perf_counter()
     outputs = [(r.order, None if r.score != r.score else r.score)  # NaN (timeout rule) as None
-               for r in (best_first(model, inp, config) for inp in inputs)]
+               for r in (best_first(model, inp, config, lm=lm) for inp in inputs)]
     return time.perf_counter() - start, outputs
 
 
@@ -109,11 +110,12 @@ def main() -> None:
                           "identical_weights": python_digest == kernel_digest, "peak_mb": peak_mb()}),
               flush=True)
 
-    model = with_decoding_lm(load_model(args.model))
+    decoder = with_decoding_lm(load_decoder(args.model))
+    model = decoder.model
     dev = read_conllu_examples(args.dev, limit=args.dev_sentences)
     inputs = [condition_input(ex, "words", seed=k) for k, ex in enumerate(dev)]
-    python_s, python_out = decode_seconds(copy_as(model, PythonFeatureModel), inputs, args.pops)
-    kernel_s, kernel_out = decode_seconds(model, inputs, args.pops)
+    python_s, python_out = decode_seconds(copy_as(model, PythonFeatureModel), inputs, args.pops, decoder.lm)
+    kernel_s, kernel_out = decode_seconds(model, inputs, args.pops, decoder.lm)
     print(json.dumps({"what": "best-first search", "sentences": len(inputs), "pops": args.pops,
                       "python_s": round(python_s, 2), "compiled_s": round(kernel_s, 2),
                       "speedup": round(python_s / kernel_s, 2),

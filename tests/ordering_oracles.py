@@ -11,6 +11,7 @@ import numpy as np
 from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel, new_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 
@@ -50,11 +51,12 @@ def all_trees(n: int, given: tuple[int | None, ...]):
             yield heads
 
 
-def linearisations(model: OrderingModel, ctx: Context, heads) -> list[Edge]:
-    """Every goal edge of every projective linearisation of a tree (canonical derivations), by brute force."""
+def linearisations(model: OrderingModel, ctx: Context, heads, lm: OrderingLM | None = None) -> list[Edge]:
+    """Every goal edge of every projective linearisation of a tree (canonical derivations), by brute force
+    (scored with the LM term ``lm`` when given)."""
     n = len(heads)
     kids = [[m for m in range(n) if heads[m] == h] for h in range(n)]
-    leaves = model.leaves(ctx)
+    leaves = model.leaves(ctx, lm=lm)
 
     def complete(h: int) -> list[Edge]:
         options = [complete(c) for c in kids[h]]
@@ -73,7 +75,7 @@ def linearisations(model: OrderingModel, ctx: Context, heads) -> list[Edge]:
                                 if not can_attach(ctx, edge, child, right):
                                     edge = None
                                     break
-                                edge = model.attach(ctx, edge, child, right)
+                                edge = model.attach(ctx, edge, child, right, lm=lm)
                             if edge is not None:
                                 out.append(edge)
         return out
@@ -82,12 +84,14 @@ def linearisations(model: OrderingModel, ctx: Context, heads) -> list[Edge]:
     return complete(root)
 
 
-def brute_force_best(model: OrderingModel, inp: OrderingInput) -> tuple[float, int]:
-    """Max scaled score over every (tree, projective order, tags) the constraints allow, and their count."""
+def brute_force_best(model: OrderingModel, inp: OrderingInput, lm: OrderingLM | None = None
+                     ) -> tuple[float, int]:
+    """Max scaled score over every (tree, projective order, tags) the constraints allow, and their count
+    (with the LM term ``lm`` when given)."""
     ctx = model.context(inp)
     best, count = float("-inf"), 0
     for heads in all_trees(len(inp), inp.heads):
-        for edge in linearisations(model, ctx, heads):
+        for edge in linearisations(model, ctx, heads, lm):
             count += 1
             best = max(best, edge.scaled)
     return best, count
@@ -107,8 +111,8 @@ def exhaustive_goals(model: OrderingModel, inp: OrderingInput):
         def __getattr__(self, name):
             return getattr(model, name)
 
-        def attach(self, ctx, head, dep, right, gold=False, with_phi=True):
-            edge = real_attach(ctx, head, dep, right, gold, with_phi)
+        def attach(self, ctx, head, dep, right, gold=False, with_phi=True, lm=None):
+            edge = real_attach(ctx, head, dep, right, gold, with_phi, lm)
             if edge.mask == ctx.full:
                 built.append(goal_key(edge))
             return edge

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.edge import can_attach
 from dualdecomp.models.ordering.exact import (
     ExactConfig,
@@ -62,7 +62,8 @@ def test_exact_dp_equals_brute_force(inp, seed):
 def test_exact_decode_result_is_certified_and_respects_the_tree():
     model = random_model(3)
     inp = OrderingInput(("cat", "The", "sat", "."), ("NN", "DT", "VBD", "."), (2, 0, ROOT, 2))
-    result = decode(model, inp, SearchConfig(timeout=None, max_expansions=1000), ExactConfig())
+    result = OrderingDecoder(model).decode(inp, SearchConfig(timeout=None, max_expansions=1000),
+                                           ExactConfig())
     assert result.certified and result.method == "exact DP" and result.complete
     assert _arcs(result) == dict(enumerate(inp.heads))
     best, _ = brute_force_best(model, inp)
@@ -74,7 +75,8 @@ def test_state_limit_gives_an_uncertified_answer_and_best_first_fallback():
     inp = OrderingInput(("sat", "cat", "mat", "rain", "."), (None,) * 5, (ROOT, 0, 0, 0, 0))
     found = exact_linearisation(model, inp, 3)
     assert not found.certified and found.best is None
-    result = decode(model, inp, SearchConfig(timeout=None, max_expansions=50_000), ExactConfig(max_states=3))
+    result = OrderingDecoder(model).decode(inp, SearchConfig(timeout=None, max_expansions=50_000),
+                                           ExactConfig(max_states=3))
     assert not result.certified and result.method.startswith("best-first")
 
 
@@ -105,7 +107,7 @@ def test_tree_beam_gives_a_valid_linearisation_never_above_the_optimum(inp, seed
     assert found.best.scaled <= best + 1e-9
     if found.certified:  # nothing was pruned: the beam DP is the exact DP
         assert found.best.scaled == pytest.approx(best, abs=1e-9)
-    result = decode(model, inp, None, ExactConfig(max_states=None, beam=beam))
+    result = OrderingDecoder(model).decode(inp, None, ExactConfig(max_states=None, beam=beam))
     assert result.complete and sorted(result.order) == list(range(len(inp.words)))
     assert _arcs(result) == dict(enumerate(inp.heads))
     assert result.method == ("exact DP" if result.certified else "tree beam DP (approximate)")
@@ -182,6 +184,7 @@ def test_a_budget_of_attachments_halves_the_beam_until_the_tree_fits():
         assert budgeted.best.words == plain.best.words and budgeted.states == plain.states
         config = ExactConfig(max_states=None, beam=64, beam_attachments=bound)
         same = ExactConfig(max_states=None, beam=beam)
-        assert decode(model, inp, None, config).order == decode(model, inp, None, same).order
+        decoder = OrderingDecoder(model)
+        assert decoder.decode(inp, None, config).order == decoder.decode(inp, None, same).order
     with pytest.raises(ValueError):
         ExactConfig(beam=4, beam_attachments=0)

@@ -14,7 +14,7 @@ from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.ordering.inputs import ROOT
 from dualdecomp.data.ordering.reading import read_conllu_examples
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.exact import SECOND_STAGES, ExactConfig
 from dualdecomp.models.ordering.linearizer import (
     APPROXIMATE_METHOD,
@@ -279,11 +279,10 @@ def test_features_never_use_the_padding_index():
 @given(inp=constrained_bags(max_n=6), seed=st.integers(0, 10_000), pops=st.integers(1, 200),
        stage=st.sampled_from(SECOND_STAGES))
 def test_the_decoder_with_a_linearizer_keeps_every_word_and_constraint(inp, seed, pops, stage):
-    from dataclasses import replace
 
-    model = replace(random_model(seed), linearizer=random_linearizer(seed + 1))
-    result = decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
-                    ExactConfig(max_states=None, beam=4, linearizer=True, second_stage=stage))
+    decoder = OrderingDecoder(random_model(seed), linearizer=random_linearizer(seed + 1))
+    result = decoder.decode(inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
+                            ExactConfig(max_states=None, beam=4, linearizer=True, second_stage=stage))
     assert result.complete and result.recovered == 1.0
     _check_constraints(inp, result)
     if all(h is not None for h in inp.heads):

@@ -5,6 +5,7 @@ with it."""
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
 import kenlm
 import pytest
@@ -16,10 +17,10 @@ from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_feature import OrderingLM, with_decoding_lm
-from dualdecomp.models.ordering.model import load_model
+from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.model import OrderingModel, load_model
 from dualdecomp.models.ordering.search import SearchConfig, best_first
 from dualdecomp.models.ordering.training import TrainConfig, Trainer
 from tests.ordering_oracles import FIXTURES, brute_force_best, linearisations, random_model
@@ -33,11 +34,10 @@ RAW = kenlm.Model(str(LM_PATH))  # the oracle: KenLM's own per-word scores of th
 @settings(max_examples=30, deadline=None)
 @given(inp=trees(max_n=5), seed=st.integers(0, 10_000), weight=st.floats(0.05, 5.0))
 def test_lm_terms_of_every_derivation_sum_to_the_sentence_score(inp, seed, weight):
-    plain = random_model(seed)
-    with_lm = plain.with_lm(OrderingLM(LM, weight))
-    ctx = plain.context(inp)
-    goals = linearisations(plain, ctx, inp.heads)
-    goals_lm = linearisations(with_lm, ctx, inp.heads)
+    model = random_model(seed)
+    ctx = model.context(inp)
+    goals = linearisations(model, ctx, inp.heads)
+    goals_lm = linearisations(model, ctx, inp.heads, OrderingLM(LM, weight))
     assert len(goals) == len(goals_lm) > 0
     for edge, edge_lm in zip(goals, goals_lm, strict=True):
         assert edge.words == edge_lm.words
@@ -50,9 +50,9 @@ def test_lm_terms_of_every_derivation_sum_to_the_sentence_score(inp, seed, weigh
 @settings(max_examples=30, deadline=None)
 @given(inp=trees(max_n=5), seed=st.integers(0, 10_000), weight=st.floats(0.05, 5.0))
 def test_exact_dp_with_the_lm_equals_brute_force(inp, seed, weight):
-    model = random_model(seed).with_lm(OrderingLM(LM, weight))
-    found = exact_linearisation(model, inp, 10**7)
-    best, count = brute_force_best(model, inp)
+    model, lm = random_model(seed), OrderingLM(LM, weight)
+    found = exact_linearisation(model, inp, 10**7, lm=lm)
+    best, count = brute_force_best(model, inp, lm)
     assert count > 0 and found.certified
     assert found.best.scaled == pytest.approx(best, abs=1e-9)
 
@@ -61,18 +61,22 @@ def test_exact_dp_with_the_lm_equals_brute_force(inp, seed, weight):
 @given(inp=trees(max_n=4), seed=st.integers(0, 10_000))
 def test_exhaustive_best_first_with_the_lm_equals_brute_force(inp, seed):
     free = type(inp)(inp.words, (None,) * len(inp), (None,) * len(inp))  # bag of words: every tree
-    model = random_model(seed).with_lm(OrderingLM(LM, 1.0))
-    result = best_first(model, free, SearchConfig(chart_size=None, timeout=None, exhaustive=True))
-    best, _ = brute_force_best(model, free)
+    model, lm = random_model(seed), OrderingLM(LM, 1.0)
+    result = best_first(model, free, SearchConfig(chart_size=None, timeout=None, exhaustive=True), lm=lm)
+    best, _ = brute_force_best(model, free, lm)
     assert result.complete and result.score == pytest.approx(best, abs=1e-9)
 
 
-def test_bad_weights_and_training_with_an_lm_are_refused():
+def test_bad_weights_are_refused_and_the_trained_model_holds_no_lm():
     for weight in (0.0, -1.0, float("inf"), float("nan")):
         with pytest.raises(InputError, match="LM weight"):
             OrderingLM(LM, weight)
-    with pytest.raises(InputError, match="without an LM"):
-        Trainer(random_model(0).with_lm(OrderingLM(LM, 1.0)), TrainConfig())
+    # the trainer learns the syntax model alone: the model it trains holds only weights (the LM term is
+    # the decoder's, an argument of the scoring functions), so no LM can reach it
+    assert [f.name for f in fields(OrderingModel)] == ["weights", "tag_names", "word_tags", "open_tags",
+                                                       "hash_bits", "meta"]
+    trainer = Trainer(random_model(0), TrainConfig())
+    assert not hasattr(trainer.model, "lm")
 
 
 def test_select_lm_stores_the_best_weight_and_decoding_uses_it(tmp_path, capsys):
@@ -87,9 +91,9 @@ def test_select_lm_stores_the_best_weight_and_decoding_uses_it(tmp_path, capsys)
     assert [g["lm_weight"] for g in grid] == [0.0, 0.5, 2.0]
     best = max(grid, key=lambda g: (g["mean"], -g["lm_weight"]))
     assert chosen == {"selected_lm_weight": best["lm_weight"], "units": False, "written": True}
-    stored = load_model(model_dir)
-    assert stored.meta["decode"]["lm_weight"] == best["lm_weight"]
-    assert len(stored.meta["decode"]["selection"]["grid"]) == 3
+    stored = load_decoder(model_dir)
+    assert stored.model.meta["decode"]["lm_weight"] == best["lm_weight"]
+    assert len(stored.model.meta["decode"]["selection"]["grid"]) == 3
     decoding = with_decoding_lm(stored)
     assert (decoding.lm.weight if decoding.lm is not None else 0.0) == best["lm_weight"]
     assert with_decoding_lm(stored, weight=0.0).lm is None
@@ -122,22 +126,23 @@ def test_inputs_with_units_decode_with_the_weight_stored_for_them(tmp_path):
     plain = OrderingInput(words, (None,) * 7, heads)
     model_dir = tmp_path / "model"
     random_model(11).save(model_dir, {"decode": {"lm_weight": 0.5, "units": {"lm_weight": 2.0}}})
-    decoding = with_decoding_lm(load_model(model_dir))
+    decoding = with_decoding_lm(load_decoder(model_dir))
     assert decoding.lm.weight == 0.5 and decoding.units_lm.weight == 2.0
-    assert decoding.for_input(with_units).lm is decoding.units_lm and decoding.for_input(plain) is decoding
+    assert decoding.lm_for(with_units) is decoding.units_lm and decoding.lm_for(plain) is decoding.lm
     search, exact = SearchConfig(chart_size=16, timeout=None, max_expansions=300), ExactConfig(beam=8)
     for inp, weight in ((with_units, 2.0), (plain, 0.5)):
-        got = decode(decoding, inp, search, exact)
-        expected = decode(with_decoding_lm(load_model(model_dir), weight=weight), inp, search, exact)
+        got = decoding.decode(inp, search, exact)
+        expected = with_decoding_lm(load_decoder(model_dir), weight=weight).decode(inp, search, exact)
         assert got.words == expected.words and got.score == pytest.approx(expected.score, abs=1e-9)
-    other = decode(with_decoding_lm(load_model(model_dir), weight=0.5), with_units, search, exact)
-    assert other.score != pytest.approx(decode(decoding, with_units, search, exact).score, abs=1e-9)
-    assert with_decoding_lm(load_model(model_dir), weight=1.0).units_lm is None  # a given weight: every input
+    other = with_decoding_lm(load_decoder(model_dir), weight=0.5).decode(with_units, search, exact)
+    assert other.score != pytest.approx(decoding.decode(with_units, search, exact).score, abs=1e-9)
+    # a given weight: every input
+    assert with_decoding_lm(load_decoder(model_dir), weight=1.0).units_lm is None
     full = OrderingInput(("dog", "barked"), (None, None), (1, ROOT))
-    assert decoding.for_input(full) is decoding
+    assert decoding.lm_for(full) is decoding.lm
     random_model(11).save(tmp_path / "bad", {"decode": {"lm_weight": 1.0, "units": {"lm_weight": 0}}})
     with pytest.raises(ModelError, match="units"):
-        with_decoding_lm(load_model(tmp_path / "bad"))
+        with_decoding_lm(load_decoder(tmp_path / "bad"))
 
 
 def test_select_lm_for_units_stores_its_own_weight_and_keeps_the_other(tmp_path, capsys):

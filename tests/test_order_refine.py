@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.exact import ExactConfig
 from dualdecomp.models.ordering.refine import REFINED_METHOD, completed_input, output_arcs, refine
 from dualdecomp.models.ordering.search import SearchConfig, best_first
@@ -51,7 +51,7 @@ def test_a_timed_out_search_is_completed_with_every_word():
     search = SearchConfig(chart_size=4, timeout=None, max_expansions=6)
     first = best_first(model, inp, search)
     assert not first.complete and first.recovered < 1
-    result = decode(model, inp, search, ExactConfig(beam=4))
+    result = OrderingDecoder(model).decode(inp, search, ExactConfig(beam=4))
     assert result.complete and result.method == REFINED_METHOD
     assert sorted(result.words) == sorted(inp.words)
     assert result.expansions > first.expansions

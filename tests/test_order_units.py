@@ -18,7 +18,7 @@ from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 from dualdecomp.data.ordering.reading import parse_jsonl_record, read_conllu_examples
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.evaluation.ordering import condition_input
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import new_model
@@ -137,8 +137,9 @@ def test_every_decoder_keeps_the_units(inp, seed, pops, beam):
     if first.complete:
         assert _keeps_units(inp, first.order, first.heads)
     for result in (refine(model, inp, first, beam),
-                   decode(model, inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
-                          ExactConfig(max_states=50, beam=beam, linearizer=True))):
+                   OrderingDecoder(model).decode(inp, SearchConfig(chart_size=4, timeout=None,
+                                                                   max_expansions=pops),
+                                                 ExactConfig(max_states=50, beam=beam, linearizer=True))):
         assert result.complete
         _check_constraints(inp, result)
         assert _keeps_units(inp, result.order, result.heads)
@@ -266,12 +267,12 @@ def test_the_linearizer_with_its_lm_and_units_equals_filtered_brute_force(inp, s
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inp=unit_inputs(max_n=7), seed=st.integers(0, 10_000), pops=st.integers(1, 100))
 def test_the_linearizer_as_decoder_and_second_stage_keeps_the_units(inp, seed, pops, default_lm):
-    model = dataclasses.replace(random_model(seed), linearizer=random_linearizer(seed))
+    decoder = OrderingDecoder(random_model(seed), linearizer=random_linearizer(seed))
     search = SearchConfig(chart_size=4, timeout=None, max_expansions=pops)
     full_tree = all(h is not None for h in inp.heads)
     config = ExactConfig(max_states=None, beam=4, linearizer=full_tree, second_stage="linearizer")
-    for lin in (model.linearizer, model.linearizer.with_lm(OrderingLM(default_lm, 2.0))):
-        result = decode(dataclasses.replace(model, linearizer=lin), inp, search, config)
+    for lin in (decoder.linearizer, decoder.linearizer.with_lm(OrderingLM(default_lm, 2.0))):
+        result = dataclasses.replace(decoder, linearizer=lin).decode(inp, search, config)
         assert result.complete and "linearizer" in result.method
         _check_constraints(inp, result)
         assert _keeps_units(inp, result.order, result.heads)

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from dualdecomp.app.cli import main
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
 from dualdecomp.models.ordering.linearizer_decoding import relinearise
 from dualdecomp.models.ordering.lm_beam import LMTerm, input_items, lm_beam_decode, lm_beam_order
@@ -241,14 +241,14 @@ def test_the_second_stage_attaches_loose_parts_to_the_root_and_finishes_greedily
        ]))
 def test_the_decoder_cut_anywhere_keeps_every_constraint_and_labels_what_it_cut(clock, inp, seed, checks,
                                                                                 config):
-    model = replace(random_model(seed), linearizer=random_linearizer(seed + 1))
-    result = decode(model, inp, NO_CLOCK, config, deadline=clock.passing_after(checks))
+    decoder = OrderingDecoder(random_model(seed), linearizer=random_linearizer(seed + 1))
+    result = decoder.decode(inp, NO_CLOCK, config, deadline=clock.passing_after(checks))
     _check_constraints(inp, result)
     assert result.complete and len(result.order) == len(inp)
     assert _keeps_units(inp, result.order, result.heads)
     assert not (result.timed_out and result.certified)
-    assert _row(decode(model, inp, NO_CLOCK, config, deadline=NEVER)) == \
-        _row(decode(model, inp, NO_CLOCK, config))
+    assert _row(decoder.decode(inp, NO_CLOCK, config, deadline=NEVER)) == \
+        _row(decoder.decode(inp, NO_CLOCK, config))
 
 
 # --- the CLI: a large bag and a tiny --timeout ----------------------------------------------------------

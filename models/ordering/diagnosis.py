@@ -15,12 +15,14 @@ from collections.abc import Sequence
 
 from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.models.ordering.edge import Edge, can_attach
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 
 GOLD, SEARCH_ERROR, MODEL_ERROR = "gold", "search error", "model error"
 
 
-def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[int]) -> Edge | None:
+def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[int],
+                    lm: OrderingLM | None = None) -> Edge | None:
     """The goal edge of the gold ordering ``order`` of a full-tree input under ``model``.
 
     Parameters
@@ -30,6 +32,8 @@ def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[in
         Every head and every POS tag given.
     order : sequence of int
         The input index of each word of the gold sentence, in surface order.
+    lm : OrderingLM, optional
+        The LM term the decoders add to the model's scores (the same score as theirs).
 
     Returns
     -------
@@ -49,7 +53,7 @@ def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[in
         raise ValueError("order must be a permutation of the input's word indices")
     ctx = model.context(inp)
     position = {w: k for k, w in enumerate(order)}
-    leaves = {leaf.head: leaf for leaf in model.leaves(ctx)}  # one leaf per word: its given tag
+    leaves = {leaf.head: leaf for leaf in model.leaves(ctx, lm=lm)}  # one leaf per word: its given tag
     kids = inp.given_children()
 
     def build(h: int) -> Edge | None:
@@ -62,7 +66,7 @@ def gold_derivation(model: OrderingModel, inp: OrderingInput, order: Sequence[in
                 child = build(m)
                 if edge is None or child is None or not can_attach(ctx, edge, child, on_right):
                     return None
-                edge = model.attach(ctx, edge, child, on_right, with_phi=False)
+                edge = model.attach(ctx, edge, child, on_right, with_phi=False, lm=lm)
         return edge
 
     gold = build(inp.given_root())

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.edge import Edge, can_attach
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
@@ -33,7 +34,7 @@ every input it can order (no head given outside its units)."""
 
 @dataclass(frozen=True)
 class ExactConfig:
-    """Settings of the DP decoders of full trees (``dualdecomp.models.ordering.decoder.decode``).
+    """Settings of the decoders (``dualdecomp.models.ordering.decoding.decoder.OrderingDecoder.decode``).
 
     Attributes
     ----------
@@ -106,7 +107,8 @@ def signature(e: Edge) -> tuple:
 
 def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: int = 100_000,
                         beam: int | None = None, beam_attachments: int | None = None,
-                        deadline: Deadline | None = None) -> Linearisation[Edge]:
+                        deadline: Deadline | None = None, lm: OrderingLM | None = None
+                        ) -> Linearisation[Edge]:
     """The model's best projective linearisation of the input's complete tree, by exact DP.
 
     Parameters
@@ -123,6 +125,8 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
     deadline : Deadline, optional
         The input's deadline: the exact DP gives up there, the beam DP finishes greedily
         (``dualdecomp.solvers.ordering.linearise``); either is then ``timed_out``.
+    lm : OrderingLM, optional
+        The LM term added to every edge's score (exact under concatenation: the signature covers it).
 
     Returns
     -------
@@ -139,7 +143,7 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
     ctx = model.context(inp)
     children = inp.given_children()
     root = inp.given_root()
-    leaves = model.leaves(ctx)
+    leaves = model.leaves(ctx, lm=lm)
 
     def leaf(h: int) -> list[Edge]:
         return [e for e in leaves if e.head == h]
@@ -147,7 +151,7 @@ def exact_linearisation(model: OrderingModel, inp: OrderingInput, max_states: in
     def attach(head: Edge, dep: Edge, right: bool) -> Edge | None:
         if not can_attach(ctx, head, dep, right):
             return None
-        return model.attach(ctx, head, dep, right, with_phi=False)
+        return model.attach(ctx, head, dep, right, with_phi=False, lm=lm)
 
     if beam is not None:
         beam = budgeted_beam(children, beam, beam_attachments)

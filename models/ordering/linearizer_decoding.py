@@ -16,6 +16,7 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.linearizer import Linearised, Linearizer
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import completed_tree
 
@@ -48,7 +49,7 @@ def linearise_tree(linearizer: Linearizer, inp: OrderingInput, deadline: Deadlin
 
 
 def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput, first: OrderingResult,
-                deadline: Deadline | None = None) -> OrderingResult:
+                deadline: Deadline | None = None, lm: OrderingLM | None = None) -> OrderingResult:
     """The second stage with the linearizer: complete the best-first output's tree and order it.
 
     Parameters
@@ -61,6 +62,8 @@ def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput
         The best-first output for ``inp``.
     deadline : Deadline, optional
         The input's deadline (``refine.completed_tree``, ``Linearizer.linearise``).
+    lm : OrderingLM, optional
+        The LM term of the paper model's arc scores (the one the search decoded with).
 
     Returns
     -------
@@ -69,7 +72,7 @@ def relinearise(model: OrderingModel, linearizer: Linearizer, inp: OrderingInput
         (approximate)"``; seconds include the first stage; ``stopped``: the first stage's, then this one's.
     """
     start = time.perf_counter()
-    tree, completion = completed_tree(model, inp, first, deadline)
+    tree, completion = completed_tree(model, inp, first, deadline, lm)
     found = linearizer.linearise(tree.words, tree.pos, tree.heads, units=tree.units, deadline=deadline)
     result = linearised_result(inp, tree, found, first.seconds + time.perf_counter() - start,
                                first.expansions, REFINED_METHOD)

@@ -23,17 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from copy import copy
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from dualdecomp.core.errors import InputError, ModelError
-from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.lm.model import LanguageModel, load_lm
-
-if TYPE_CHECKING:
-    # lazy: for the annotation only (the model module imports this one)
-    from dualdecomp.models.ordering.model import OrderingModel
+from dualdecomp.core.errors import InputError
+from dualdecomp.models.lm.model import LanguageModel
 
 MAX_ORDER = 3
 """Highest n-gram order whose terms the exact DP's signature covers (first/last two words)."""
@@ -139,55 +131,3 @@ class OrderingLM:
         before_end = words[-k:] if len(words) > k else ("<s>", *words)
         return (self._logprob(start, ("<s>",)) - self._logprob(start, None)
                 + self._logprob((), before_end, eos=True))
-
-
-def with_decoding_lm(model: OrderingModel, lm_path: str | Path | None = None,
-                     weight: float | None = None, linearizer_states: int = 0) -> OrderingModel:
-    """The model as it decodes: with the LM term when its weight is positive (and its linearizer's).
-
-    Parameters
-    ----------
-    model : OrderingModel
-    lm_path : path, optional
-        A KenLM model (ARPA or binary) of order 2 or 3; default: the embedded default model's trigram
-        (``lm.binary``, the compression LM).
-    weight : float, optional
-        The LM weight of both the paper's model and the head-domain linearizer, for every input; default:
-        the weights the model stores, selected on dev (``meta["decode"]["lm_weight"]``, for inputs with
-        ordered units ``meta["decode"]["units"]["lm_weight"]`` when stored, ``linearizer.json``; 0 when
-        none is stored). 0 decodes without an LM.
-    linearizer_states : int
-        State limit of the linearizer's exact DP with its LM term, tried before its beam search (0: the
-        beam search only, the default chosen on dev).
-
-    Returns
-    -------
-    OrderingModel
-        With ``lm``, ``units_lm`` (when a weight for inputs with units is stored) and the linearizer's LM.
-
-    Raises
-    ------
-    InputError
-        A negative or non-finite weight, or an LM of the wrong order.
-    ModelError
-        The LM file is missing or invalid, or the stored weight for inputs with units is not positive.
-    """
-    decode_meta = model.meta.get("decode", {})
-    own = float(decode_meta.get("lm_weight", 0.0)) if weight is None else weight
-    units_meta = decode_meta.get("units", {})
-    units = units_meta.get("lm_weight") if weight is None and isinstance(units_meta, dict) else None
-    if units is not None and not (isinstance(units, (int, float)) and 0 < units < float("inf")):
-        raise ModelError(f"the stored LM weight for inputs with units must be positive (got {units})")
-    linearizer = model.linearizer
-    own_linear = 0.0 if linearizer is None else (linearizer.lm_weight if weight is None else weight)
-    lm = None
-    if own > 0 or own_linear > 0 or units is not None:
-        lm = load_lm(Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary")
-    if linearizer is not None:
-        linearizer = replace(linearizer.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None),
-                             lm_states=linearizer_states)
-    term = OrderingLM(lm, own) if own > 0 else None
-    units_term = None
-    if units is not None:
-        units_term = term.with_weight(float(units)) if term is not None else OrderingLM(lm, float(units))
-    return replace(model, lm=term, units_lm=units_term, linearizer=linearizer)

@@ -7,7 +7,7 @@ candidate weight; keep the weight with the highest mean sacrebleu BLEU of the tw
 the smaller weight). The README's dev table uses the first dev sentences, so the default slice (from
 sentence 1000) is disjoint from it.
 
-The weight for inputs with ordered units (``OrderingModel.units_lm``) is chosen by the same rule on
+The weight for inputs with ordered units (``OrderingDecoder.units_lm``) is chosen by the same rule on
 the ``bnp`` condition alone (:data:`UNITS_SELECTION_CONDITIONS`: the bag with its base NPs as units),
 with positive candidates only.
 """
@@ -21,10 +21,9 @@ from pathlib import Path
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.models.evaluation.ordering import evaluate
-from dualdecomp.models.ordering.decoder import decode
+from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
+from dualdecomp.models.ordering.decoding.load import with_decoding_lm
 from dualdecomp.models.ordering.exact import ExactConfig
-from dualdecomp.models.ordering.lm_feature import with_decoding_lm
-from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import SearchConfig
 
 SELECTION_CONDITIONS = ("words", "all")
@@ -44,7 +43,7 @@ class WeightScore:
         return sum(self.bleu.values()) / len(self.bleu)
 
 
-def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weights: Sequence[float],
+def select_lm_weight(decoder: OrderingDecoder, dev: Sequence[OrderingExample], weights: Sequence[float],
                      lm_path: str | Path | None = None, max_expansions: int = 2000, chart_size: int = 32,
                      seed: int = 0, log: Callable[[WeightScore], None] = lambda s: None,
                      tree_beam: int | None = 32, conditions: Sequence[str] = SELECTION_CONDITIONS
@@ -53,8 +52,8 @@ def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weigh
 
     Parameters
     ----------
-    model : OrderingModel
-        The trained syntax model (without an LM).
+    decoder : OrderingDecoder
+        The decoder of the trained syntax model (``load_decoder``, without an LM term).
     dev : sequence of OrderingExample
         The selection sentences.
     weights : sequence of float
@@ -87,8 +86,8 @@ def select_lm_weight(model: OrderingModel, dev: Sequence[OrderingExample], weigh
     exact = ExactConfig(max_states=None, beam=tree_beam)
     scores = []
     for weight in sorted(weights):
-        decoder = with_decoding_lm(model, lm_path, weight)
-        bleu = {c: evaluate(list(dev), lambda inp, m=decoder: decode(m, inp, search, exact), c, seed)[0].bleu
+        decoding = with_decoding_lm(decoder, lm_path, weight)
+        bleu = {c: evaluate(list(dev), lambda inp, d=decoding: d.decode(inp, search, exact), c, seed)[0].bleu
                 for c in conditions}
         scores.append(WeightScore(weight, bleu))
         log(scores[-1])

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,19 +26,19 @@ from dualdecomp.models.ordering.feature_kernel import (
     pack_leaf,
 )
 from dualdecomp.models.ordering.features import leaf_features
-from dualdecomp.models.ordering.linearizer import Linearizer, load_linearizer
 from dualdecomp.models.ordering.lm_feature import OrderingLM
-
-if TYPE_CHECKING:
-    # lazy: for the annotation only (the LM beam's module imports the search, which imports this one)
-    from dualdecomp.models.ordering.lm_beam import LMBeam
 
 FORMAT = "dualdecomp-word-order/1"
 
 
 @dataclass(frozen=True)
 class OrderingModel:
-    """Weights and lexicon of the dependency-based ordering model.
+    """Weights and lexicon of the dependency-based ordering model: only what training learns and
+    ``save`` writes.
+
+    The models it is decoded with (the KenLM term, the head-domain linearizer, the LM beam) are held by
+    the decoder (``dualdecomp.models.ordering.decoding.decoder.OrderingDecoder``); the methods that build
+    edges take the LM term as an argument (``lm``; None: the model alone, as the trainer uses it).
 
     Attributes
     ----------
@@ -53,21 +52,8 @@ class OrderingModel:
         Tags tried for a word missing from the dictionary.
     hash_bits : int
     meta : dict
-        Provenance (training data, learner, epochs, dev scores).
-    lm : OrderingLM or None
-        A language model added to every edge's score at decoding time (:meth:`with_lm`); the trainer
-        refuses a model that has one.
-    units_lm : OrderingLM or None
-        The LM term in place of ``lm`` for inputs with ordered units (``OrderingInput.units``), whose
-        weight was chosen on dev with base NPs as units (``meta["decode"]["units"]``; :meth:`for_input`);
-        None: ``lm`` for every input.
-    linearizer : Linearizer or None
-        The head-domain linearizer saved beside the model (``linearizer.json``), if any: the default
-        decoder of full trees, and on request the second stage (``dualdecomp.models.ordering.linearizer``).
-    lm_beam : LMBeam or None
-        The LM beam search saved beside the model (its LM file and settings in ``meta["decode"]["lm_beam"]``),
-        if any: the decoder of inputs without given heads outside their units when its ``default`` says
-        so (``dualdecomp.models.ordering.lm_beam``).
+        Provenance (training data, learner, epochs, dev scores) and the decoders' settings chosen on dev
+        (``meta["decode"]``: LM weights, the LM beam).
     """
 
     weights: np.ndarray
@@ -76,10 +62,6 @@ class OrderingModel:
     open_tags: tuple[int, ...]
     hash_bits: int
     meta: dict = field(default_factory=dict)
-    lm: OrderingLM | None = field(default=None, compare=False, repr=False)
-    units_lm: OrderingLM | None = field(default=None, compare=False, repr=False)
-    linearizer: Linearizer | None = field(default=None, compare=False, repr=False)
-    lm_beam: LMBeam | None = field(default=None, compare=False, repr=False)
 
     @property
     def mask(self) -> int:
@@ -98,43 +80,39 @@ class OrderingModel:
             tags = self.word_tags.get(word.lower(), self.open_tags)
         return tags
 
-    def with_lm(self, lm: OrderingLM | None) -> OrderingModel:
-        """The same weights with ``lm`` added to every edge's score (None: without an LM)."""
-        return replace(self, lm=lm)
-
-    def for_input(self, inp: OrderingInput) -> OrderingModel:
-        """The model that decodes ``inp``: with ``units_lm`` as its LM term when ``inp`` has ordered units."""
-        return replace(self, lm=self.units_lm) if inp.units and self.units_lm is not None else self
-
     def context(self, inp: OrderingInput) -> Context:
         """The feature/constraint context of an input."""
         return make_context(inp, self.tag_names, self.tag_index, self.dictionary_tags)
 
     # --- edges ---------------------------------------------------------------------------------
 
-    def leaves(self, ctx: Context, gold_tags: tuple[int, ...] | None = None) -> list[Edge]:
-        """Every leaf edge: each word with each tag it may take (``gold`` set when ``gold_tags`` given)."""
+    def leaves(self, ctx: Context, gold_tags: tuple[int, ...] | None = None, lm: OrderingLM | None = None
+               ) -> list[Edge]:
+        """Every leaf edge: each word with each tag it may take (``gold`` set when ``gold_tags`` given;
+        ``lm``: the LM term added to every edge's score, or None)."""
         out = []
         w = self.weights
         for k in range(ctx.n):
             for tag in ctx.leaf_tags[k]:
                 local = leaf_features(ctx, k, tag, self.mask)
                 score = float(w[local].sum())
-                if self.lm is not None:
-                    score += self.lm.leaf(ctx.words, k, ctx.full == 1 << k)
+                if lm is not None:
+                    score += lm.leaf(ctx.words, k, ctx.full == 1 << k)
                 out.append(Edge(1 << k, (k,), (tag,), k, 0, tag, (), (), 1, local, local, None,
                                 gold_tags is not None and gold_tags[k] == tag, score, pack_leaf(k, tag)))
         return out
 
-    def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> float:
-        """F of the edge that attaching would build, from the current scores of its two parts."""
+    def attach_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, lm: OrderingLM | None = None
+                     ) -> float:
+        """F of the edge that attaching would build, from the current scores of its two parts (with the
+        LM term ``lm``, if any)."""
         goal = (head.mask | dep.mask) == ctx.full
         local_score = attach_local_score(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes,
                                          self.weights)
-        return self._joined_score(ctx, head, dep, right, local_score)
+        return self._joined_score(ctx, head, dep, right, local_score, lm)
 
     def attach_scores(self, ctx: Context, edge: Edge, others: list[Edge],
-                      attachments: list[tuple[int, bool, bool]]) -> list[float]:
+                      attachments: list[tuple[int, bool, bool]], lm: OrderingLM | None = None) -> list[float]:
         """:meth:`attach_score` of many attachments of ``edge`` with edges of ``others``, the features
         in one compiled call (the same floats).
 
@@ -146,6 +124,8 @@ class OrderingModel:
         attachments : list of (int, bool, bool)
             ``(k, edge_is_head, right)``: ``others[k]``'s head becomes a dependent of ``edge``'s head
             (``edge_is_head``) or ``edge``'s head of ``others[k]``'s, on the right or the left.
+        lm : OrderingLM, optional
+            The LM term added to the scores.
 
         Returns
         -------
@@ -159,7 +139,7 @@ class OrderingModel:
         out = []
         for (k, edge_is_head, right), local_score in zip(attachments, local, strict=True):
             head, dep = (edge, others[k]) if edge_is_head else (others[k], edge)
-            out.append(self._joined_score(ctx, head, dep, right, local_score))
+            out.append(self._joined_score(ctx, head, dep, right, local_score, lm))
         return out
 
     def attach_features(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> np.ndarray:
@@ -168,12 +148,12 @@ class OrderingModel:
         goal = (head.mask | dep.mask) == ctx.full
         return attach_indices(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes, self.mask)
 
-    def _joined_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, local_score: float) -> float:
+    def _joined_score(self, ctx: Context, head: Edge, dep: Edge, right: bool, local_score: float,
+                      lm: OrderingLM | None) -> float:
         """F of the attached edge: its parts, the new action's local score and the LM term."""
         score = head.score + dep.score + local_score
-        if self.lm is not None:
+        if lm is not None:
             left, rest = (head, dep) if right else (dep, head)
-            lm = self.lm
             if (head.mask | dep.mask) == ctx.full:  # a goal edge: the sentence's ends too
                 return score + lm.join(ctx.words, left.words, rest.words, True)
             # otherwise the term reads only the last k words of the left part and the first k of the right
@@ -185,11 +165,12 @@ class OrderingModel:
         return score
 
     def attach(self, ctx: Context, head: Edge, dep: Edge, right: bool, gold: bool = False,
-               with_phi: bool = True) -> Edge:
+               with_phi: bool = True, lm: OrderingLM | None = None) -> Edge:
         """Build the edge of attaching ``dep``'s head to ``head``'s head (``can_attach`` must hold).
 
         ``with_phi=False`` (decoding) skips the full feature vector ``phi`` (set to None), which only
-        the trainer needs; ``feature_vector`` rebuilds it from the ``local`` arrays.
+        the trainer needs; ``feature_vector`` rebuilds it from the ``local`` arrays. ``lm``: the LM term
+        added to the score, or None.
         """
         local = self.attach_features(ctx, head, dep, right)
         new = (dep.head, dep.head_tag)
@@ -200,7 +181,7 @@ class OrderingModel:
             words, tags = dep.words + head.words, dep.tags + head.tags
             hpos, left, rights = head.head_pos + len(dep.words), head.left + (new,), head.right
         phi = np.concatenate((head.phi, dep.phi, local)) if with_phi else None
-        score = self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()))
+        score = self._joined_score(ctx, head, dep, right, float(self.weights[local].sum()), lm)
         return Edge(head.mask | dep.mask, words, tags, head.head, hpos, head.head_tag, left, rights,
                     head.size + dep.size + 1, local, phi, (head, dep, right), gold, score,
                     pack_join(head.packed, dep.packed, right))
@@ -238,14 +219,13 @@ class OrderingModel:
         (out / "model.json").write_text(text, encoding="utf-8")
 
 
-def load_model(directory: str | Path, lm_beam: bool = True) -> OrderingModel:
-    """Load a model saved by :meth:`OrderingModel.save`.
+def load_model(directory: str | Path) -> OrderingModel:
+    """Load a model saved by :meth:`OrderingModel.save` (its weights; the decoders saved beside it:
+    ``dualdecomp.models.ordering.decoding.load.load_decoder``).
 
     Parameters
     ----------
     directory : str or Path
-    lm_beam : bool
-        Also load the LM beam the model's settings name (its LM files); False when they are being rebuilt.
 
     Raises
     ------
@@ -268,14 +248,11 @@ def load_model(directory: str | Path, lm_beam: bool = True) -> OrderingModel:
     weights[index] = value
     names = tuple(doc["tag_names"])
     tag_id = {t: k for k, t in enumerate(names)}
-    from dualdecomp.models.ordering.lm_beam import load_lm_beam  # lazy: that module imports this one
-
     return OrderingModel(weights=weights, tag_names=names,
                          word_tags={w: tuple(tag_id[t] for t in tags)
                                     for w, tags in doc["word_tags"].items()},
                          open_tags=tuple(tag_id[t] for t in doc["open_tags"]), hash_bits=bits,
-                         meta=doc.get("meta", {}), linearizer=load_linearizer(path),
-                         lm_beam=load_lm_beam(path, doc.get("meta", {})) if lm_beam else None)
+                         meta=doc.get("meta", {}))
 
 
 def new_model(examples: list[OrderingExample], hash_bits: int = 20, min_share: float = 0.05,

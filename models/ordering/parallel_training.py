@@ -72,7 +72,6 @@ class MixingTrainer:
             raise ValueError("the number of shards must be >= 1")
         if mixing not in MIXINGS:
             raise ValueError(f"mixing must be one of {MIXINGS}, not {mixing!r}")
-        Trainer(model, config)  # the same checks as the single-process trainer (no LM, valid learner)
         self.model = model
         self.config = config
         self.client = client

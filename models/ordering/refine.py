@@ -32,6 +32,7 @@ from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import exact_linearisation
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.search import goal_result
 
@@ -43,7 +44,8 @@ def output_arcs(result: OrderingResult) -> dict[int, int]:
     return {result.order[k]: ROOT if h == 0 else result.order[h - 1] for k, h in enumerate(result.heads)}
 
 
-def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingResult) -> OrderingInput:
+def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingResult,
+                    lm: OrderingLM | None = None) -> OrderingInput:
     """A full tree over every input word that keeps the output's arcs and tags and every given head.
 
     Parameters
@@ -53,6 +55,8 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         The original input (its given POS and heads are kept).
     result : OrderingResult
         A best-first output (complete or joined from fragments).
+    lm : OrderingLM, optional
+        The LM term of the model's arc scores (the one the search decoded with).
 
     Returns
     -------
@@ -60,17 +64,18 @@ def completed_input(model: OrderingModel, inp: OrderingInput, result: OrderingRe
         Every head given; the output's tags given for its words, the input's for the others. The root is
         the given root, else the output's root (or the top of its chain of given heads).
     """
-    return completed_tree(model, inp, result)[0]
+    return completed_tree(model, inp, result, lm=lm)[0]
 
 
 def completed_tree(model: OrderingModel, inp: OrderingInput, result: OrderingResult,
-                   deadline: Deadline | None = None) -> tuple[OrderingInput, tuple[str, ...]]:
+                   deadline: Deadline | None = None, lm: OrderingLM | None = None
+                   ) -> tuple[OrderingInput, tuple[str, ...]]:
     """:func:`completed_input` under a deadline: once it has passed, the parts still loose are attached to
     the root instead of where the model scores them best.
 
     Parameters
     ----------
-    model, inp, result
+    model, inp, result, lm
         As for :func:`completed_input`.
     deadline : Deadline, optional
         Checked before each arc score.
@@ -98,7 +103,7 @@ def completed_tree(model: OrderingModel, inp: OrderingInput, result: OrderingRes
             heads[w] = h
     ctx = model.context(OrderingInput(inp.words, tuple(pos), (None,) * n, inp.ident))
     leaves: dict[int, list[Edge]] = {}
-    for leaf in model.leaves(ctx):
+    for leaf in model.leaves(ctx, lm=lm):
         leaves.setdefault(leaf.head, []).append(leaf)
     scores: dict[tuple[int, int], float] = {}  # an arc's score does not change as parts are joined
     late = 0
@@ -119,7 +124,7 @@ def completed_tree(model: OrderingModel, inp: OrderingInput, result: OrderingRes
                 if deadline is not None and deadline.expired():
                     break
                 if (h, u) not in scores:
-                    scores[h, u] = _arc_score(model, ctx, leaves, h, u)
+                    scores[h, u] = _arc_score(model, ctx, leaves, h, u, lm)
                 if best is None or scores[h, u] > best[0]:
                     best = (scores[h, u], u, h)
         if deadline is not None and deadline.expired():
@@ -131,7 +136,8 @@ def completed_tree(model: OrderingModel, inp: OrderingInput, result: OrderingRes
 
 
 def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam: int,
-           beam_attachments: int | None = None, deadline: Deadline | None = None) -> OrderingResult:
+           beam_attachments: int | None = None, deadline: Deadline | None = None,
+           lm: OrderingLM | None = None) -> OrderingResult:
     """The second stage (module docstring): complete the output's tree and order it by the tree beam DP.
 
     Parameters
@@ -146,6 +152,8 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
         A bound on the tree DP's worst case of attachments (``exact.budgeted_beam``); None: none.
     deadline : Deadline, optional
         The input's deadline (module docstring).
+    lm : OrderingLM, optional
+        The LM term the first stage decoded with (added to every edge's score here too).
 
     Returns
     -------
@@ -155,8 +163,9 @@ def refine(model: OrderingModel, inp: OrderingInput, first: OrderingResult, beam
         then this one's.
     """
     start = time.perf_counter()
-    tree, stopped = completed_tree(model, inp, first, deadline)
-    found = exact_linearisation(model, tree, beam=beam, beam_attachments=beam_attachments, deadline=deadline)
+    tree, stopped = completed_tree(model, inp, first, deadline, lm)
+    found = exact_linearisation(model, tree, beam=beam, beam_attachments=beam_attachments, deadline=deadline,
+                                lm=lm)
     if found.timed_out:
         stopped += ("the tree beam DP (finished greedily at the deadline)",)
     if found.best is None or (first.complete and first.score >= found.best.scaled):
@@ -191,12 +200,13 @@ def _tops(heads: list[int | None]) -> list[int]:
     return top
 
 
-def _arc_score(model: OrderingModel, ctx, leaves: dict[int, list[Edge]], head: int, dep: int) -> float:
+def _arc_score(model: OrderingModel, ctx, leaves: dict[int, list[Edge]], head: int, dep: int,
+               lm: OrderingLM | None) -> float:
     """The model's best score gain of making ``dep`` a dependent of ``head`` in a two-word edge."""
     best = float("-inf")
     for h in leaves[head]:
         for d in leaves[dep]:
             for right in (True, False):
-                gain = model.attach_score(ctx, h, d, right) - h.score - d.score
+                gain = model.attach_score(ctx, h, d, right, lm) - h.score - d.score
                 best = max(best, gain)
     return best

@@ -28,6 +28,7 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 
 
@@ -54,10 +55,11 @@ class SearchConfig:
     exhaustive: bool = False
 
 
-def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
+def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge], lm: OrderingLM | None = None
            ) -> list[tuple[float, Edge, Edge, bool]]:
     """``(F, head, dep, right)`` of every edge buildable from ``edge`` and a chart edge (chart order; for
-    each chart edge ``edge`` as head first, right before left), scored in one compiled call."""
+    each chart edge ``edge`` as head first, right before left), scored in one compiled call (with the LM
+    term ``lm``, if any)."""
     found = []
     for k, other in enumerate(chart):
         if other.mask & edge.mask:
@@ -68,15 +70,15 @@ def expand(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
                     found.append((k, edge_heads, right, head, dep))
     if not found:
         return []
-    scores = model.attach_scores(ctx, edge, chart, [(k, heads, right) for k, heads, right, _, _ in found])
+    scores = model.attach_scores(ctx, edge, chart, [(k, heads, right) for k, heads, right, _, _ in found], lm)
     return [(score, head, dep, right) for score, (_, _, right, head, dep) in zip(scores, found, strict=True)]
 
 
-def expand_each(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge]
-                ) -> list[tuple[float, Edge, Edge, bool]]:
+def expand_each(model: OrderingModel, ctx: Context, edge: Edge, chart: list[Edge],
+                lm: OrderingLM | None = None) -> list[tuple[float, Edge, Edge, bool]]:
     """:func:`expand` with one :meth:`~OrderingModel.attach_score` call per attachment: its definition
     (the same list, the same floats; ``training.ReferenceTrainer`` and the tests use it)."""
-    return [(model.attach_score(ctx, head, dep, right), head, dep, right)
+    return [(model.attach_score(ctx, head, dep, right, lm), head, dep, right)
             for other in chart if not other.mask & edge.mask
             for head, dep in ((edge, other), (other, edge))
             for right in (True, False) if can_attach(ctx, head, dep, right)]
@@ -92,8 +94,8 @@ def add_to_chart(chart: list[Edge], edge: Edge, size: int | None) -> Edge | None
 
 
 def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = SearchConfig(),
-               clock: Callable[[], float] = time.perf_counter, deadline: Deadline | None = None
-               ) -> OrderingResult:
+               clock: Callable[[], float] = time.perf_counter, deadline: Deadline | None = None,
+               lm: OrderingLM | None = None) -> OrderingResult:
     """Order a bag of words by best-first search (approximate; see the module docstring).
 
     Parameters
@@ -106,6 +108,8 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
         Time source (seconds) of ``config.timeout``.
     deadline : Deadline, optional
         The input's deadline, shared with the other stages: the search also stops there.
+    lm : OrderingLM, optional
+        The LM term added to every edge's score (``dualdecomp.models.ordering.lm_feature``).
 
     Returns
     -------
@@ -117,7 +121,7 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
     ctx = model.context(inp)
     agenda: list = []
     seq = 0
-    for leaf in model.leaves(ctx):
+    for leaf in model.leaves(ctx, lm=lm):
         agenda.append((-leaf.scaled, seq, leaf, None, None, False))
         seq += 1
     heapq.heapify(agenda)
@@ -134,7 +138,7 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
             break
         _, _, edge, head, dep, right = heapq.heappop(agenda)
         if edge is None:
-            edge = model.attach(ctx, head, dep, right, with_phi=False)
+            edge = model.attach(ctx, head, dep, right, with_phi=False, lm=lm)
         expansions += 1
         if edge.mask == ctx.full:
             if best is None or edge.scaled > best.scaled:
@@ -142,7 +146,7 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
             if not config.exhaustive:
                 break
             continue
-        for score, h, d, r in expand(model, ctx, edge, chart):
+        for score, h, d, r in expand(model, ctx, edge, chart, lm):
             size = h.size + d.size + 1
             heapq.heappush(agenda, (-score / size, seq, None, h, d, r))
             seq += 1

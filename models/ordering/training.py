@@ -130,8 +130,6 @@ class Trainer:
     """An update's sparse step from the two feature vectors (compiled; ``training_kernel``)."""
 
     def __init__(self, model: OrderingModel, config: TrainConfig) -> None:
-        if model.lm is not None:
-            raise InputError("the trainer learns the syntax model alone: give it a model without an LM")
         self.model = model
         self.config = config
         self.accumulated = np.zeros_like(model.weights)

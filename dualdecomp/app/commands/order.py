@@ -254,10 +254,8 @@ def run(args: argparse.Namespace) -> int:
 def _decoder(args: argparse.Namespace):
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.deadline import Deadline
-    from dualdecomp.models.ordering.decoder import decode
+    from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
     from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig
-    from dualdecomp.models.ordering.lm_feature import with_decoding_lm
-    from dualdecomp.models.ordering.model import load_model
     from dualdecomp.models.ordering.search import SearchConfig
 
     tree_beam = DEFAULT_TREE_BEAM if args.tree_beam is None else args.tree_beam
@@ -277,20 +275,20 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
     if args.lm_beam is not None and args.lm_beam < 0:
         raise InputError("--lm-beam must be 0 (never) or a positive LM beam")
-    model = with_decoding_lm(load_model(args.model or _default_model()), args.lm, args.lm_weight,
-                             args.linearizer_states)
-    model, lm_beam_inputs = _with_lm_beam(model, args)
+    decoder = with_decoding_lm(load_decoder(args.model or _default_model()), args.lm, args.lm_weight,
+                               args.linearizer_states)
+    decoder, lm_beam_inputs = _with_lm_beam(decoder, args)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=tree_beam or None,
                         linearizer=not args.no_linearizer and bool(tree_beam),
                         second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments,
                         lm_beam=lm_beam_inputs)
-    return lambda inp: decode(model, inp, search, exact, Deadline.start(args.timeout))
+    return lambda inp: decoder.decode(inp, search, exact, Deadline.start(args.timeout))
 
 
-def _with_lm_beam(model, args: argparse.Namespace):
-    """The model with the LM beam the options ask for, and the inputs it orders (``ExactConfig.lm_beam``).
+def _with_lm_beam(decoder, args: argparse.Namespace):
+    """The decoder with the LM beam the options ask for, and the inputs it orders (``ExactConfig.lm_beam``).
 
     ``--lm-beam B`` (B > 0): every input it can order, at beam B, with ``--lm-beam-lm`` or the model's LM
     beam's LMs or the embedded trigram; ``--lm-beam 0`` or ``--lm-weight 0`` (no LM): none; otherwise the
@@ -303,18 +301,18 @@ def _with_lm_beam(model, args: argparse.Namespace):
     if args.lm_beam is None:
         if args.lm_beam_lm is not None:
             raise InputError("--lm-beam-lm needs --lm-beam B")
-        stored = model.lm_beam
+        stored = decoder.lm_beam
         takes = stored is not None and stored.default and args.lm_weight != 0
-        return model, "untagged" if takes else "none"
+        return decoder, "untagged" if takes else "none"
     if args.lm_beam == 0:
-        return model, "none"
+        return decoder, "none"
     if args.lm_beam_lm is not None:
         terms = (LMTerm(load_lm(args.lm_beam_lm)),)
-    elif model.lm_beam is not None:
-        terms = model.lm_beam.terms
+    elif decoder.lm_beam is not None:
+        terms = decoder.lm_beam.terms
     else:
         terms = (LMTerm(load_lm(default_model_dir() / "lm.binary")),)
-    return replace(model, lm_beam=LMBeam(terms=terms, beam=args.lm_beam)), "applicable"
+    return replace(decoder, lm_beam=LMBeam(terms=terms, beam=args.lm_beam)), "applicable"
 
 
 def _decode(args: argparse.Namespace) -> int:
@@ -418,7 +416,7 @@ def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.ordering import lm_selection
-    from dualdecomp.models.ordering.model import load_model
+    from dualdecomp.models.ordering.decoding.load import load_decoder
 
     if args.start < 0 or args.sentences < 1 or args.max_expansions < 1 or args.tree_beam < 0:
         raise InputError("--start and --tree-beam must be >= 0, --sentences and --max-expansions >= 1")
@@ -429,13 +427,14 @@ def _select_lm(args: argparse.Namespace) -> int:
     if args.write and args.lm is not None:
         raise InputError("--write stores a weight for the embedded LM only: leave out --lm")
     conditions = lm_selection.UNITS_SELECTION_CONDITIONS if args.units else lm_selection.SELECTION_CONDITIONS
-    model = load_model(args.model)
+    decoder = load_decoder(args.model)
+    model = decoder.model
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
 
     def log(s):
         print(json.dumps({"lm_weight": s.weight, "bleu": s.bleu, "mean": round(s.mean, 4)}), flush=True)
 
-    weight, scores = lm_selection.select_lm_weight(model, dev, args.weights, args.lm, args.max_expansions,
+    weight, scores = lm_selection.select_lm_weight(decoder, dev, args.weights, args.lm, args.max_expansions,
                                                    log=log, tree_beam=args.tree_beam or None,
                                                    conditions=conditions)
     selection = {"rule": "highest mean BLEU of the conditions " + " and ".join(conditions) + ", best-first "
@@ -459,16 +458,17 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import CHECKOUT_ROOT
     from dualdecomp.data.ordering.reading import read_conllu_examples
+    from dualdecomp.models.ordering.decoding.load import load_decoder
     from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, lm_terms
     from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
-    from dualdecomp.models.ordering.model import load_model
 
     if args.start < 0 or args.sentences < 1 or min(args.beams) < 1 or args.cased_order < 0:
         raise InputError("--start and --cased-order must be >= 0, --sentences and --beams >= 1")
     if not 0 < args.cased_weight < float("inf"):
         raise InputError("--cased-weight must be a positive number")
     model_dir = Path(args.model)
-    model = load_model(model_dir, lm_beam=False)  # fails early on a missing model; its LMs are rebuilt
+    # fails early on a missing or damaged model; its LMs are rebuilt
+    model = load_decoder(model_dir, lm_beam=False).model
     dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
     data_dir = Path(args.data_dir) if args.data_dir else CHECKOUT_ROOT.parent / "shared" / "data"
     provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,

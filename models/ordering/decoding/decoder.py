@@ -1,95 +1,139 @@
-"""The decoder a user calls: exact DP, tree beam DP or best-first search, by input and settings."""
+"""The decoder a user calls: the models saved in a word-order model directory, together, and the choice
+among their decoders (LM beam, exact DP, linearizer, tree beam DP or best-first search) by input and
+settings."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.edge import Edge
 from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
+from dualdecomp.models.ordering.linearizer import Linearizer
 from dualdecomp.models.ordering.linearizer_decoding import linearise_tree, relinearise
-from dualdecomp.models.ordering.lm_beam import lm_beam_applies
+from dualdecomp.models.ordering.lm_beam import LMBeam, lm_beam_applies
+from dualdecomp.models.ordering.lm_feature import OrderingLM
 from dualdecomp.models.ordering.model import OrderingModel
 from dualdecomp.models.ordering.refine import refine
 from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.linearise import Linearisation
 
 
-def decode(model: OrderingModel, inp: OrderingInput, search: SearchConfig | None = None,
-           exact: ExactConfig | None = None, deadline: Deadline | None = None) -> OrderingResult:
-    """Decode one input with the decoders ``exact`` asks for.
+@dataclass(frozen=True)
+class OrderingDecoder:
+    """The models that decode word ordering together: the paper's model (its weights), the KenLM term
+    added to its scores, the head-domain linearizer and the LM beam search.
 
-    A full tree (every head given): the exact DP when ``exact.max_states`` is set (certified when it
-    finishes); then, if it gave up or was not asked, the tree beam DP when ``exact.beam`` is set (method
-    ``"tree beam DP (approximate)"``, or ``"exact DP"`` and certified when nothing was pruned). Other
-    inputs, and full trees no DP decoded: best-first search, whose output the tree beam DP completes
-    and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.refine``).
+    Loaded from a model directory by ``dualdecomp.models.ordering.decoding.load.load_decoder``, with the LM
+    terms at the weights chosen on dev by ``load.with_decoding_lm``.
 
-    When the model has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
-    ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
-    ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output, in
-    place of the tree beam DP. When the model has an LM beam search
-    (``dualdecomp.models.ordering.lm_beam``), ``exact.lm_beam`` says which inputs it orders instead
-    (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the paper's
-    model's decoders use the model's LM term for inputs with units (``OrderingModel.for_input``).
-
-    ``deadline`` is one time limit for the whole input, shared by every stage: each decoder checks it
-    (the best-first search before each pop, the DPs before each attachment, the LM beam before each
-    state, the linearizer before each head domain and each step of a domain's beam search, the second
-    stage before each arc score) and returns what it has at the deadline, finished greedily where it can
-    be (the DPs, the linearizer, the LM beam) — so one input takes about the limit plus one such step
-    and the greedy finishing, which is linear in the number of words for the DPs (O(n²) array work for
-    the linearizer, n²/2 LM queries for the LM beam). The exact DPs give up there (no output) and the
-    next decoder goes on. A result the deadline touched is not certified and lists the stages it cut
-    short in ``OrderingResult.stopped`` (``"timed_out": true`` and a ``"note"`` in its row). Without a
-    deadline each stage runs as before (best-first search until ``search.timeout``).
-
-    Parameters
+    Attributes
     ----------
     model : OrderingModel
-    inp : OrderingInput
-    search : SearchConfig, optional
-        Settings of the best-first search (used when the exact decoder is not used or gives up).
-    exact : ExactConfig or None
-        None: best-first search only (the paper's method).
-    deadline : Deadline, optional
-        The input's time limit, shared by all stages (above).
-
-    Returns
-    -------
-    OrderingResult
-        ``certified`` is True only when the DP finished (the output is the model's optimum).
+        The paper's model (weights, tag dictionary, settings).
+    lm : OrderingLM or None
+        The LM term added to every edge's score by the paper model's decoders (None: the model alone).
+    units_lm : OrderingLM or None
+        The LM term in place of ``lm`` for inputs with ordered units (``OrderingInput.units``), whose
+        weight was chosen on dev with base NPs as units (``meta["decode"]["units"]``; :meth:`lm_for`);
+        None: ``lm`` for every input.
+    linearizer : Linearizer or None
+        The head-domain linearizer saved beside the model (``linearizer.json``), if any, with its own LM
+        term: the default decoder of full trees, and on request the second stage
+        (``dualdecomp.models.ordering.linearizer``).
+    lm_beam : LMBeam or None
+        The LM beam search saved beside the model (its LM files and settings in
+        ``meta["decode"]["lm_beam"]``), if any: the decoder of inputs without given heads outside their
+        units when its ``default`` says so (``dualdecomp.models.ordering.lm_beam``).
     """
-    if exact is not None and model.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
-        return model.lm_beam.decode(inp, deadline)
-    start = time.perf_counter()
-    model = model.for_input(inp)  # the LM weight for inputs with ordered units, when the model has one
-    full_tree = all(h is not None for h in inp.heads)
-    stopped: tuple[str, ...] = ()  # the stages before the one that gives the output, cut short
-    if exact is not None and full_tree:
-        if exact.max_states is not None:
-            found = exact_linearisation(model, inp, exact.max_states, deadline=deadline)
-            if found.certified and found.best is not None:
-                return _dp_result(model, inp, found, start)
-            if found.timed_out:
-                stopped = ("the exact DP (gave up at the deadline, no output)",)
-        if exact.linearizer and model.linearizer is not None:
-            return linearise_tree(model.linearizer, inp, deadline).after(stopped)
-        if exact.beam is not None:
-            found = exact_linearisation(model, inp, beam=exact.beam, beam_attachments=exact.beam_attachments,
-                                        deadline=deadline)
-            if found.timed_out:
-                stopped += ("the tree beam DP (finished greedily at the deadline)",)
-            if found.best is not None:
-                return _dp_result(model, inp, found, start).after(stopped)
-    first = best_first(model, inp, search or SearchConfig(), deadline=deadline).after(stopped)
-    if exact is not None and exact.second_stage == "linearizer" and model.linearizer is not None:
-        return relinearise(model, model.linearizer, inp, first, deadline)
-    if exact is not None and exact.beam is not None:
-        return refine(model, inp, first, exact.beam, exact.beam_attachments, deadline)
-    return first
+
+    model: OrderingModel
+    lm: OrderingLM | None = None
+    units_lm: OrderingLM | None = None
+    linearizer: Linearizer | None = None
+    lm_beam: LMBeam | None = None
+
+    def lm_for(self, inp: OrderingInput) -> OrderingLM | None:
+        """The LM term of the paper model's decoders for ``inp``: ``units_lm`` when ``inp`` has ordered
+        units and there is one, else ``lm``."""
+        return self.units_lm if inp.units and self.units_lm is not None else self.lm
+
+    def decode(self, inp: OrderingInput, search: SearchConfig | None = None, exact: ExactConfig | None = None,
+               deadline: Deadline | None = None) -> OrderingResult:
+        """Decode one input with the decoders ``exact`` asks for.
+
+        A full tree (every head given): the exact DP when ``exact.max_states`` is set (certified when it
+        finishes); then, if it gave up or was not asked, the tree beam DP when ``exact.beam`` is set
+        (method ``"tree beam DP (approximate)"``, or ``"exact DP"`` and certified when nothing was
+        pruned). Other inputs, and full trees no DP decoded: best-first search, whose output the tree beam
+        DP completes and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.refine``).
+
+        When the decoder has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
+        ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
+        ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output,
+        in place of the tree beam DP. When the decoder has an LM beam search
+        (``dualdecomp.models.ordering.lm_beam``), ``exact.lm_beam`` says which inputs it orders instead
+        (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the
+        paper model's decoders use the LM term for inputs with units (:meth:`lm_for`).
+
+        ``deadline`` is one time limit for the whole input, shared by every stage: each decoder checks it
+        (the best-first search before each pop, the DPs before each attachment, the LM beam before each
+        state, the linearizer before each head domain and each step of a domain's beam search, the second
+        stage before each arc score) and returns what it has at the deadline, finished greedily where it
+        can be (the DPs, the linearizer, the LM beam) — so one input takes about the limit plus one such
+        step and the greedy finishing, which is linear in the number of words for the DPs (O(n²) array
+        work for the linearizer, n²/2 LM queries for the LM beam). The exact DPs give up there (no output)
+        and the next decoder goes on. A result the deadline touched is not certified and lists the stages
+        it cut short in ``OrderingResult.stopped`` (``"timed_out": true`` and a ``"note"`` in its row).
+        Without a deadline each stage runs as before (best-first search until ``search.timeout``).
+
+        Parameters
+        ----------
+        inp : OrderingInput
+        search : SearchConfig, optional
+            Settings of the best-first search (used when the exact decoder is not used or gives up).
+        exact : ExactConfig or None
+            None: best-first search only (the paper's method).
+        deadline : Deadline, optional
+            The input's time limit, shared by all stages (above).
+
+        Returns
+        -------
+        OrderingResult
+            ``certified`` is True only when the DP finished (the output is the model's optimum).
+        """
+        if exact is not None and self.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
+            return self.lm_beam.decode(inp, deadline)
+        start = time.perf_counter()
+        model, linearizer = self.model, self.linearizer
+        lm = self.lm_for(inp)  # the LM weight for inputs with ordered units, when there is one
+        full_tree = all(h is not None for h in inp.heads)
+        stopped: tuple[str, ...] = ()  # the stages before the one that gives the output, cut short
+        if exact is not None and full_tree:
+            if exact.max_states is not None:
+                found = exact_linearisation(model, inp, exact.max_states, deadline=deadline, lm=lm)
+                if found.certified and found.best is not None:
+                    return _dp_result(model, inp, found, start)
+                if found.timed_out:
+                    stopped = ("the exact DP (gave up at the deadline, no output)",)
+            if exact.linearizer and linearizer is not None:
+                return linearise_tree(linearizer, inp, deadline).after(stopped)
+            if exact.beam is not None:
+                found = exact_linearisation(model, inp, beam=exact.beam,
+                                            beam_attachments=exact.beam_attachments, deadline=deadline, lm=lm)
+                if found.timed_out:
+                    stopped += ("the tree beam DP (finished greedily at the deadline)",)
+                if found.best is not None:
+                    return _dp_result(model, inp, found, start).after(stopped)
+        first = best_first(model, inp, search or SearchConfig(), deadline=deadline, lm=lm).after(stopped)
+        if exact is not None and exact.second_stage == "linearizer" and linearizer is not None:
+            return relinearise(model, linearizer, inp, first, deadline, lm)
+        if exact is not None and exact.beam is not None:
+            return refine(model, inp, first, exact.beam, exact.beam_attachments, deadline, lm)
+        return first
 
 
 def lm_beam_takes(inputs: str, inp: OrderingInput) -> bool:
