@@ -11,6 +11,7 @@ import numpy as np
 
 from dualdecomp.app.length_request import parse_length
 from dualdecomp.app.limits import char_budget_cap, token_limit
+from dualdecomp.core.component import char_budget_taker
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
@@ -22,7 +23,6 @@ from dualdecomp.engine.decoders import get_decoder
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.joint.config import JointModel
-from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
 from dualdecomp.solvers.bigram.solver import Bigram
 
 
@@ -149,22 +149,23 @@ class Compressor:
 
     def components(self, sentence: Sentence, chars: int | None = None,
                    deadline: Deadline | None = None) -> tuple[list, str | None]:
-        """The decoding components of ``sentence`` (a character budget, if given, is enforced by the first
-        bigram component) and a note when the long-sentence fallback was used. ``deadline`` is checked
-        between the components' potentials."""
+        """The decoding components of ``sentence`` and a note when the long-sentence fallback was used.
+
+        A character budget, if given, is enforced by the first component that can (capability
+        ``char_budget``: a bigram path). ``deadline`` is checked between the components' potentials."""
         if self.joint is not None:
             comps, note = self.joint.components(sentence, deadline=deadline)
         else:
             comps, note = [Bigram(self.model.potentials(sentence))], None
         if chars is not None:
-            first = next((k for k, c in enumerate(comps) if isinstance(c, Bigram)), None)
+            first = char_budget_taker(comps)
             if first is None:
                 raise InputError("this model has no bigram component to enforce a character budget")
             widths = np.array([len(t) for t in sentence.tokens], dtype=np.int64)
             # a budget over the whole sentence's length cannot bind: capping it keeps the DP's
             # O(n * chars) table proportional to the sentence, with the same result
             chars = min(chars, char_budget_cap([len(t) for t in sentence.tokens]))
-            comps[first] = CharBudgetBigram(comps[first].B, widths, chars)
+            comps[first] = comps[first].with_char_budget(widths, chars)
         return comps, note
 
     def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,

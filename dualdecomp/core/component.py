@@ -7,6 +7,7 @@ through this protocol and its declared :class:`Capabilities`; they never inspect
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -15,7 +16,8 @@ import numpy as np
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.solution import Solution
 
-__all__ = ["Capabilities", "Component", "LengthComponent", "capabilities_of"]
+__all__ = ["Capabilities", "Component", "LengthComponent", "capabilities_of", "char_budget_taker",
+           "length_bias_taker"]
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,24 @@ class Capabilities:
         (primal recovery and certificates need it).
     ilp : bool
         ``to_ilp(problem, keep_vars)`` adds an exact formulation (the ILP reference needs it).
+    length_bias : int or None
+        None: the component takes no length bias. An int: ``with_length_bias(bias)`` returns a new
+        component whose score of every compression is raised by ``bias`` per kept token (plus, for a
+        path, a constant ``bias`` for the end transition), and the int is its preference: of several
+        components that take one, the lowest preference takes the bias (the first in the list among
+        equals; :func:`length_bias_taker`). Bigram paths take it before dependency trees before
+        per-token scores (1, 2, 3): the order every shipped length calibration was made with.
+    char_budget : bool
+        ``with_char_budget(widths, chars)`` returns a new component whose structures are the
+        compressions of at most ``chars`` characters, one space between kept tokens counted (``widths``:
+        int (n,), the characters of each token); the first such component enforces a character budget.
     """
 
     exact_length: bool = False
     best_given: bool = True
     ilp: bool = True
+    length_bias: int | None = None
+    char_budget: bool = False
 
 
 @runtime_checkable
@@ -90,3 +105,17 @@ def capabilities_of(component: object) -> Capabilities:
 
         raise InputError(f"{type(component).__name__}.capabilities must be a Capabilities, got {caps!r}")
     return caps
+
+
+def length_bias_taker(components: Sequence[object]) -> int | None:
+    """The index of the component that takes a length bias (``Capabilities.length_bias``): the lowest
+    preference, the first in the list among equals; None when no component takes one."""
+    ranked = [(rank, k) for k, c in enumerate(components)
+              if (rank := capabilities_of(c).length_bias) is not None]
+    return min(ranked)[1] if ranked else None
+
+
+def char_budget_taker(components: Sequence[object]) -> int | None:
+    """The index of the first component that can enforce a character budget
+    (``Capabilities.char_budget``); None when none can."""
+    return next((k for k, c in enumerate(components) if capabilities_of(c).char_budget), None)

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.component import length_bias_taker
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError
 from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_json, verify_file, write_manifest
@@ -54,8 +55,6 @@ from dualdecomp.engine.options import make_options
 from dualdecomp.models.joint.growth import Growth, parse_growth
 from dualdecomp.models.registry import get_kind, kind_names
 from dualdecomp.solvers.bigram.solver import Bigram
-from dualdecomp.solvers.dependency.solver import Dependency
-from dualdecomp.solvers.unary.solver import Unary
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
@@ -333,27 +332,19 @@ def merged_bigrams(components: list) -> list:
 def with_length_bias(components: list, bias: float) -> list:
     """The components with ``bias`` added to the score of every compression per kept token.
 
-    The bias goes into the first bigram component (every finite pair potential: ``bias · (L + 1)`` for L
-    kept tokens) or else the first dependency component (every finite arc: ``bias · L``), or else the
-    first unary component (``neural``: every keepable token). At a fixed
-    length this adds a constant (no compression changes); at free length it moves the compression rate
-    (:mod:`dualdecomp.models.joint.length_calibration`). Components without either kind are returned
-    unchanged.
+    The bias goes into the component that takes it (capability ``length_bias``,
+    :func:`~dualdecomp.core.component.length_bias_taker`): the first bigram path (every finite pair
+    potential: ``bias · (L + 1)`` for L kept tokens), or else the first dependency component (every
+    finite arc: ``bias · L``), or else the first per-token component (``neural``: every keepable token).
+    At a fixed length this adds a constant (no compression changes); at free length it moves the
+    compression rate (:mod:`dualdecomp.models.joint.length_calibration`). Components that take none are
+    returned unchanged.
     """
 
     out = list(components)
-    for k, c in enumerate(out):
-        if isinstance(c, Bigram):
-            out[k] = Bigram(c.B + np.where(np.isfinite(c.B), bias, 0.0))
-            return out
-    for k, c in enumerate(out):
-        if isinstance(c, Dependency):
-            out[k] = Dependency(c.A + np.where(np.isfinite(c.A), bias, 0.0), B=c.B, S=c.S)
-            return out
-    for k, c in enumerate(out):
-        if isinstance(c, Unary):
-            out[k] = Unary(c.w + np.where(np.isfinite(c.w), bias, 0.0), required=c.required, name=c.name)
-            return out
+    k = length_bias_taker(out)
+    if k is not None:
+        out[k] = out[k].with_length_bias(bias)
     return out
 
 

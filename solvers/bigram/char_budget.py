@@ -23,7 +23,7 @@ from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.bigram.path_ilp import add_path_ilp
 
 __all__ = ["CharBudgetBigram", "compression_chars", "solve"]
 
@@ -175,7 +175,7 @@ class CharBudgetBigram:
 
 
         pre = prefix if prefix is not None else unused_prefix(problem, self.name)
-        objective = Bigram(self.B).to_ilp(problem, keep_vars, prefix=pre)
+        objective = add_path_ilp(self.B, problem, keep_vars, pre)
         problem += (pulp.lpSum(int(w + 1) * v for w, v in zip(self.widths, keep_vars, strict=True))
                     <= self.budget + 1), f"{pre}chars"
         return objective

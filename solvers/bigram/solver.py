@@ -39,9 +39,10 @@ from numba import njit
 
 from dualdecomp.core.checks import as_keep, as_length, as_padded_u, as_potentials, check_score
 from dualdecomp.core.component import Capabilities
-from dualdecomp.core.errors import InputError
-from dualdecomp.core.ilp_vars import binary_var, unused_prefix
+from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
+from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
+from dualdecomp.solvers.bigram.path_ilp import add_path_ilp
 
 __all__ = ["Bigram", "LengthTable", "dp_updates", "solve", "solve_lengths"]
 
@@ -363,6 +364,8 @@ class Bigram(PathComponent):
     _solve = staticmethod(_solve_checked)
     _lengths = staticmethod(_lengths_kernel)
 
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, length_bias=1, char_budget=True)
+
     def __init__(self, B: Any, name: str = "bigram") -> None:
         self._init(B, name)
 
@@ -380,9 +383,8 @@ class Bigram(PathComponent):
     def to_ilp(self, problem: Any, keep_vars: list[Any], prefix: str | None = None) -> Any:
         """Add an exact path formulation to a pulp problem and return its objective (without u).
 
-        Binary arc variables x[i, j] (i < j, B[i, j] finite) with one arc out of 0, one arc into n+1 and,
-        for every token k, Σ_i x[i, k] = keep_k = Σ_j x[k, j]. The arcs only go forward, so any integer
-        solution is a single path from 0 to n+1 through exactly the kept tokens.
+        The formulation of :func:`~dualdecomp.solvers.bigram.path_ilp.add_path_ilp`: binary arc variables
+        x[i, j] (i < j, B[i, j] finite), one path from 0 to n+1 through exactly the kept tokens.
 
         Parameters
         ----------
@@ -399,26 +401,15 @@ class Bigram(PathComponent):
         pulp.LpAffineExpression
             Σ B[i, j] x[i, j].
         """
-        import pulp  # lazy: PuLP (slow to import) is needed only by the ILP paths
-
-        n = self.n
-        if len(keep_vars) != n:
-            raise InputError(f"keep_vars must have {n} variables, got {len(keep_vars)}")
         pre = prefix if prefix is not None else unused_prefix(problem, self.name)
-        B = self.B
-        x: dict[tuple[int, int], Any] = {}
-        for i in range(n + 1):
-            for j in range(i + 1, n + 2):
-                if np.isfinite(B[i, j]):
-                    x[i, j] = binary_var(problem, f"{pre}x_{i}_{j}")
-        outgoing: list[list[Any]] = [[] for _ in range(n + 2)]
-        incoming: list[list[Any]] = [[] for _ in range(n + 2)]
-        for (i, j), var in x.items():
-            outgoing[i].append(var)
-            incoming[j].append(var)
-        problem += pulp.lpSum(outgoing[0]) == 1, f"{pre}start"
-        problem += pulp.lpSum(incoming[n + 1]) == 1, f"{pre}end"
-        for k in range(1, n + 1):
-            problem += pulp.lpSum(incoming[k]) - keep_vars[k - 1] == 0, f"{pre}in_{k}"
-            problem += pulp.lpSum(outgoing[k]) - keep_vars[k - 1] == 0, f"{pre}out_{k}"
-        return pulp.lpSum(float(B[i, j]) * var for (i, j), var in x.items())
+        return add_path_ilp(self.B, problem, keep_vars, pre)
+
+    def with_length_bias(self, bias: float) -> Bigram:
+        """This component with ``bias`` added to every finite pair potential: ``bias · (L + 1)`` more for a
+        compression of L tokens (capability ``length_bias``). The new component has the default name."""
+        return Bigram(self.B + np.where(np.isfinite(self.B), bias, 0.0))
+
+    def with_char_budget(self, widths: Any, chars: int) -> CharBudgetBigram:
+        """This component restricted to compressions of at most ``chars`` characters (capability
+        ``char_budget``; :class:`~dualdecomp.solvers.bigram.char_budget.CharBudgetBigram`)."""
+        return CharBudgetBigram(self.B, widths, chars)

@@ -420,7 +420,7 @@ class Dependency:
         Number of tokens.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=False)
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=False, length_bias=2)
 
     def __init__(self, A: object, B: object | None = None, S: object | None = None) -> None:
         if S is not None and not isinstance(S, SiblingScores):
@@ -434,6 +434,11 @@ class Dependency:
     def solve(self, u: object | None = None) -> Solution:
         """Argmax of the own score + ``u``·keep (see :func:`solve`; raises ``SolverError`` if infeasible)."""
         return solve(self.A, self.B, self.S, u)
+
+    def with_length_bias(self, bias: float) -> Dependency:
+        """This component with ``bias`` added to every finite arc score: ``bias · L`` more for a tree over
+        L kept tokens (capability ``length_bias``)."""
+        return Dependency(self.A + np.where(np.isfinite(self.A), bias, 0.0), B=self.B, S=self.S)
 
     def best_given(self, keep: object) -> float:
         """Best own score (Σ A + Σ S + bigram) of a tree over exactly root + the kept tokens.

@@ -63,7 +63,7 @@ class Unary:
         Bad shapes, NaN or +inf scores.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, length_bias=3)
 
     def __init__(self, w: Any, required: Any = None, name: str = "unary") -> None:
         arr = float_array(w, "w")
@@ -83,6 +83,12 @@ class Unary:
 
     def __repr__(self) -> str:
         return f"Unary(n={self.n}, required={int(self.required.sum())})"
+
+    def with_length_bias(self, bias: float) -> Unary:
+        """This component with ``bias`` added to the score of every keepable token: ``bias · L`` more for L
+        kept tokens (capability ``length_bias``)."""
+        w = self.w + np.where(np.isfinite(self.w), bias, 0.0)
+        return Unary(w, required=self.required, name=self.name)
 
     # --- decoding -----------------------------------------------------------------------------------
 
