@@ -112,3 +112,21 @@ def test_char_budget_goes_to_the_first_bigram_with_the_same_floats(parsed_dev, c
         expected[first] = CharBudgetBigram(plain[first].B, widths,
                                            min(chars, char_budget_cap([len(t) for t in sentence.tokens])))
         _same(budgeted, expected)
+
+
+def test_transducer_losses_are_a_registry():
+    """``make_loss`` looks the name up in ``LOSS_FACTORIES`` (was a 5-way if); same classes, same message."""
+    from dualdecomp.core.errors import InputError
+    from dualdecomp.data.ptb import read_tree
+    from dualdecomp.models.transducer import losses
+
+    assert losses.LOSSES == ("token", "ngram", "cfg", "edit", "f1") == tuple(losses.LOSS_FACTORIES)
+    reference = read_tree("(S (NP (NN he)) (VP (VBD left)))")
+    classes = {"token": losses.TokenHamming, "ngram": losses.NgramHamming, "cfg": losses.CfgHamming,
+               "edit": losses.EditDistance, "f1": losses.F1Loss}
+    for name, cls in classes.items():
+        loss = losses.make_loss(name, ["he", "quickly", "left"], reference)
+        assert type(loss) is cls
+        assert loss.value(np.array([True, False, True]), reference) == 0.0
+    with pytest.raises(InputError, match=r"unknown loss 'hinge' \(known: token, ngram, cfg, edit, f1\)"):
+        losses.make_loss("hinge", ["he"], reference)

@@ -63,7 +63,7 @@ The gold derivation of a training pair has loss 0 under all five.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -78,12 +78,9 @@ from dualdecomp.solvers.ngram.solver import Trigram
 from dualdecomp.solvers.transducer.grammar import NODE, WORD, Frag
 from dualdecomp.solvers.transducer.solver import Derivation, Transducer
 
-__all__ = ["LOSSES", "BagArguments", "CfgHamming", "EditDistance", "F1Loss", "HammingArguments", "Loss",
-           "LossAugmented", "NgramHamming", "TokenHamming", "derivation_for_keep", "frag_productions",
-           "make_loss", "token_augmented", "tree_productions"]
-
-LOSSES = ("token", "ngram", "cfg", "edit", "f1")
-"""Names of the losses (``make_loss``, ``TrainConfig.loss``, ``dualdecomp t3 train --loss``)."""
+__all__ = ["LOSSES", "LOSS_FACTORIES", "BagArguments", "CfgHamming", "EditDistance", "F1Loss",
+           "HammingArguments", "Loss", "LossAugmented", "NgramHamming", "TokenHamming", "derivation_for_keep",
+           "frag_productions", "make_loss", "token_augmented", "tree_productions"]
 
 BOS, EOS = "<s>", "</s>"
 PAD = 2
@@ -645,6 +642,21 @@ class F1Loss(_BagLoss):
 # ----------------------------------------------------------------------------------------------------
 
 
+LOSS_FACTORIES: dict[str, Callable[[Sequence[str], Tree], Loss]] = {
+    "token": lambda source_words, reference: TokenHamming(source_words, reference.words()),
+    "ngram": lambda source_words, reference: NgramHamming(source_words, reference.words()),
+    "cfg": lambda source_words, reference: CfgHamming(reference),
+    "edit": lambda source_words, reference: EditDistance(source_words, reference.words()),
+    "f1": lambda source_words, reference: F1Loss(source_words, reference.words()),
+}
+"""The registry of losses: name → ``factory(source_words, reference)`` (:func:`make_loss`). Adding a loss is
+one class with the :class:`Loss` operations and one entry here."""
+
+LOSSES = tuple(LOSS_FACTORIES)
+"""Names of the losses (``make_loss``, ``TrainConfig.loss``, ``dualdecomp train --kind transducer
+--loss``)."""
+
+
 def make_loss(kind: str, source_words: Sequence[str], reference: Tree) -> Loss:
     """The loss ``kind`` (one of :data:`LOSSES`) of a source sentence against a reference.
 
@@ -665,15 +677,7 @@ def make_loss(kind: str, source_words: Sequence[str], reference: Tree) -> Loss:
     InputError
         Unknown ``kind``.
     """
-    ref_words = reference.words()
-    if kind == "token":
-        return TokenHamming(source_words, ref_words)
-    if kind == "ngram":
-        return NgramHamming(source_words, ref_words)
-    if kind == "cfg":
-        return CfgHamming(reference)
-    if kind == "edit":
-        return EditDistance(source_words, ref_words)
-    if kind == "f1":
-        return F1Loss(source_words, ref_words)
-    raise InputError(f"unknown loss {kind!r} (known: {', '.join(LOSSES)})")
+    factory = LOSS_FACTORIES.get(kind) if isinstance(kind, str) else None
+    if factory is None:
+        raise InputError(f"unknown loss {kind!r} (known: {', '.join(LOSSES)})")
+    return factory(source_words, reference)
