@@ -22,12 +22,12 @@ Measurements (``--what``):
   compares with the certified optimum under the same model (same order, same score, lower score; a
   higher score would mean a bug and is reported, never hidden).
 * ``lm-beam``: the conditions that give no head outside their units (words, POS, ``bnp``) ordered by the
-  LM beam search alone (``dualdecomp.models.ordering.lm_beam``, APPROXIMATE; certified for the LM when
+  LM beam search alone (``dualdecomp.models.ordering.bag_lm.search``, APPROXIMATE; certified for the LM when
   nothing was pruned), for each beam of ``--lm-beam`` with the LM ``--lm-beam-lm``.
 * ``errors``: on the full-tree ("all") inputs, for each ``--tree-beam`` K, how many tree beam DP outputs
   are the gold ordering, search errors (the gold ordering scores higher under the model) and model
   errors (the output scores at least as high); sentences whose gold tree is not projective are counted
-  apart (``dualdecomp.models.ordering.diagnosis``).
+  apart (``dualdecomp.models.ordering.paper.diagnosis``).
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
 The grid the stored weight was chosen from is printed by ``dualdecomp order select-lm``.
 
@@ -56,11 +56,18 @@ from dataclasses import replace
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.ordering.bag_lm.search import LMTerm, lm_beam_decode
+from dualdecomp.models.ordering.decoding.config import DEFAULT_TREE_BEAM, ExactConfig
 from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
-from dualdecomp.models.ordering.diagnosis import GOLD, MODEL_ERROR, SEARCH_ERROR, error_kind, gold_derivation
-from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_beam import LMTerm, lm_beam_decode
-from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
+from dualdecomp.models.ordering.paper.diagnosis import (
+    GOLD,
+    MODEL_ERROR,
+    SEARCH_ERROR,
+    error_kind,
+    gold_derivation,
+)
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
 
 
 def peak_mb() -> float:

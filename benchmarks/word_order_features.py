@@ -35,11 +35,11 @@ from word_order import peak_mb  # the sibling benchmark's memory probe (this fol
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import condition_input
 from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
-from dualdecomp.models.ordering.features import attach_features
-from dualdecomp.models.ordering.model import OrderingModel, new_model
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.train_run import RunConfig, eligible
-from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
+from dualdecomp.models.ordering.paper.features import attach_features
+from dualdecomp.models.ordering.paper.model import OrderingModel, new_model
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.train_run import RunConfig, eligible
+from dualdecomp.models.ordering.paper.training import ReferenceTrainer, TrainConfig, Trainer
 
 
 class PythonFeatureModel(OrderingModel):

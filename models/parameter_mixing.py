@@ -6,7 +6,7 @@ the previous epoch; :func:`mixing_round` then mixes the shards' weights, w = Σ_
 mixing; uniform when no shard made a mistake). Averaging (Collins 2002) is kept per shard over every weight
 vector the shard visited, mixed weights included, and the averaged weights are mixed with the same μ.
 The bigram perceptron (:mod:`dualdecomp.models.bigram.distributed_training`) and the word-order trainer
-(:mod:`dualdecomp.models.ordering.parallel_training`) run their passes through it.
+(:mod:`dualdecomp.models.ordering.paper.parallel_training`) run their passes through it.
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ import numpy as np
 
 from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 from dualdecomp.data.ordering.reading import read_conllu_examples
-from dualdecomp.models.ordering.edge import Context, Edge, can_attach
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel, new_model
-from dualdecomp.models.ordering.search import SearchConfig, best_first
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.paper.model import OrderingModel, new_model
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ordering"
 # The UD English EWT treebank of the shared data folder (not vendored; tests that need it skip without it).

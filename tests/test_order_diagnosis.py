@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering.diagnosis import (
+from dualdecomp.models.ordering.paper.diagnosis import (
     GOLD,
     MODEL_ERROR,
     SEARCH_ERROR,
     error_kind,
     gold_derivation,
 )
-from dualdecomp.models.ordering.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
 from tests.ordering_oracles import example, linearisations, random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".")

@@ -8,16 +8,16 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.edge import can_attach
-from dualdecomp.models.ordering.exact import (
-    ExactConfig,
+from dualdecomp.models.ordering.paper.edge import can_attach
+from dualdecomp.models.ordering.paper.exact import (
     budgeted_beam,
     exact_linearisation,
     signature,
     worst_case_attachments,
 )
-from dualdecomp.models.ordering.search import SearchConfig
+from dualdecomp.models.ordering.paper.search import SearchConfig
 from dualdecomp.solvers.ordering.linearise import best_linearisation
 from tests.ordering_oracles import brute_force_best, linearisations, random_model
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.inputs import OrderingInput
-from dualdecomp.models.ordering.edge import can_attach
-from dualdecomp.models.ordering.feature_kernel import (
+from dualdecomp.models.ordering.paper.edge import can_attach
+from dualdecomp.models.ordering.paper.feature_kernel import (
     _h2,
     _h3,
     _h4,
@@ -21,8 +21,8 @@ from dualdecomp.models.ordering.feature_kernel import (
     lanes,
     pairwise_sum,
 )
-from dualdecomp.models.ordering.features import attach_features
-from dualdecomp.models.ordering.search import expand, expand_each
+from dualdecomp.models.ordering.paper.features import attach_features
+from dualdecomp.models.ordering.paper.search import expand, expand_each
 from tests.ordering_oracles import random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".", "We", "do", "like", "rain", "zyzzyva", "Qwerty")

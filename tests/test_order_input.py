@@ -8,14 +8,13 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import InputError
-from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
+from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput, is_projective
 from dualdecomp.data.ordering.reading import (
     read_conllu_examples,
     read_conllu_inputs,
     read_inputs,
     read_jsonl_inputs,
 )
-from dualdecomp.models.ordering.training import is_projective
 from tests.ordering_oracles import FIXTURES
 
 

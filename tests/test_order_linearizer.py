@@ -12,24 +12,23 @@ from hypothesis import strategies as st
 
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
-from dualdecomp.data.ordering.inputs import ROOT
+from dualdecomp.data.ordering.inputs import ROOT, is_projective
 from dualdecomp.data.ordering.reading import read_conllu_examples
+from dualdecomp.models.ordering.decoding.config import SECOND_STAGES, ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.exact import SECOND_STAGES, ExactConfig
-from dualdecomp.models.ordering.linearizer import (
+from dualdecomp.models.ordering.decoding.relinearise import REFINED_METHOD
+from dualdecomp.models.ordering.linearizer.exact import exact_with_lm
+from dualdecomp.models.ordering.linearizer.model import (
     APPROXIMATE_METHOD,
     EXACT_LM_METHOD,
     EXACT_METHOD,
     Linearizer,
     load_linearizer,
 )
-from dualdecomp.models.ordering.linearizer_decoding import REFINED_METHOD
-from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
-from dualdecomp.models.ordering.linearizer_training import tag_dictionary, train_linearizer
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.refine import REFINED_METHOD as TREE_BEAM_STAGE
-from dualdecomp.models.ordering.search import SearchConfig
-from dualdecomp.models.ordering.training import is_projective
+from dualdecomp.models.ordering.linearizer.training import tag_dictionary, train_linearizer
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.refine import REFINED_METHOD as TREE_BEAM_STAGE
+from dualdecomp.models.ordering.paper.search import SearchConfig
 from dualdecomp.solvers.ordering.domain_order import best_domain_order, order_score
 from tests.ordering_oracles import FIXTURES, all_trees, random_model
 from tests.test_order_search import _check_constraints, constrained_bags
@@ -268,7 +267,7 @@ def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
 
 
 def test_features_never_use_the_padding_index():
-    from dualdecomp.models.ordering.linearizer_features import sentence_domains
+    from dualdecomp.models.ordering.linearizer.features import sentence_domains
 
     for ex in gold_sentences():
         for domain in sentence_domains(ex.words, ex.pos, ex.heads, (1 << 4) - 1):  # 15 slots: every one hit

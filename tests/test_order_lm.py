@@ -17,12 +17,13 @@ from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel, load_model
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.model import OrderingModel, load_model
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 from tests.ordering_oracles import FIXTURES, brute_force_best, linearisations, random_model
 from tests.test_order_exact import trees
 

@@ -1,5 +1,5 @@
-"""The LM beam search for bags (``dualdecomp.models.ordering.lm_beam``): with a beam that never prunes it
-equals brute force over every order of the items under the real KenLM trigram; its score is always the
+"""The LM beam search for bags (``dualdecomp.models.ordering.bag_lm.search``): with a beam that never prunes
+it equals brute force over every order of the items under the real KenLM trigram; its score is always the
 KenLM score of its output; units stay contiguous and in order; the output's tree keeps every given tag and
 head and the unit rule whatever the parser says; bad settings and inputs are clear errors."""
 
@@ -19,7 +19,7 @@ from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.lm.build import build_lm_report
 from dualdecomp.models.lm.model import LanguageModel, load_lm
-from dualdecomp.models.ordering.lm_beam import (
+from dualdecomp.models.ordering.bag_lm.search import (
     CERTIFIED_METHOD,
     LMBeam,
     LMTerm,

@@ -9,11 +9,11 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.app.cluster import cluster_client
-from dualdecomp.models.ordering.model import load_model, new_model
-from dualdecomp.models.ordering.parallel_training import MixingTrainer
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.train_run import RunConfig, train_model
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.paper.model import load_model, new_model
+from dualdecomp.models.ordering.paper.parallel_training import MixingTrainer
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.train_run import RunConfig, train_model
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 from tests.ordering_oracles import FIXTURES, example
 
 SENTENCES = [

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.exact import ExactConfig
-from dualdecomp.models.ordering.refine import REFINED_METHOD, completed_input, output_arcs, refine
-from dualdecomp.models.ordering.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.refine import REFINED_METHOD, completed_input, output_arcs, refine
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
 from tests.ordering_oracles import random_model
 from tests.test_order_search import _check_constraints, constrained_bags
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering import search as search_module
-from dualdecomp.models.ordering.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper import search as search_module
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
 from tests.ordering_oracles import all_trees, brute_force_best, exhaustive_goals, random_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", ".", "We", "do", "like", "rain")

@@ -10,9 +10,9 @@ import pytest
 from dualdecomp.app.cli import main
 from dualdecomp.core.errors import ModelError
 from dualdecomp.models.evaluation.ordering import evaluate, score
-from dualdecomp.models.ordering.model import load_model, new_model
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.paper.model import load_model, new_model
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 from tests.ordering_oracles import FIXTURES, example, random_model
 
 SENTENCES = [

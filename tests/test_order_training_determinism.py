@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.models.ordering.training import squared_norm
+from dualdecomp.models.ordering.paper.training import squared_norm
 from tests.ordering_oracles import EWT
 
 # Terms of mixed magnitudes, like the update's differences of 1/size scaled features.

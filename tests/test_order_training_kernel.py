@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.data.ordering.reading import read_conllu_examples
-from dualdecomp.models.ordering.model import new_model
-from dualdecomp.models.ordering.train_run import RunConfig, eligible
-from dualdecomp.models.ordering.training import ReferenceTrainer, TrainConfig, Trainer
-from dualdecomp.models.ordering.training_kernel import (
+from dualdecomp.models.ordering.paper.model import new_model
+from dualdecomp.models.ordering.paper.train_run import RunConfig, eligible
+from dualdecomp.models.ordering.paper.training import ReferenceTrainer, TrainConfig, Trainer
+from dualdecomp.models.ordering.paper.training_kernel import (
     gathered_sums,
     gathered_sums_numpy,
     merged_step,

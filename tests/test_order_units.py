@@ -18,13 +18,14 @@ from dualdecomp.data.ordering.inputs import ROOT, OrderingExample, OrderingInput
 from dualdecomp.data.ordering.reading import parse_jsonl_record, read_conllu_examples
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.evaluation.ordering import condition_input
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import new_model
-from dualdecomp.models.ordering.refine import completed_input, refine
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.model import new_model
+from dualdecomp.models.ordering.paper.refine import completed_input, refine
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 from tests.ordering_oracles import all_trees, exhaustive_goals, goal_key, linearisations, random_model
 from tests.test_order_linearizer import projective_orders, random_linearizer, score_with_lm
 from tests.test_order_search import WORDS, _check_constraints

@@ -250,7 +250,7 @@ def test_an_outside_component_path_names_the_configuration_that_gives_it(tmp_pat
 
 
 def test_the_lm_beam_files_must_lie_inside_the_word_order_model(tmp_path) -> None:
-    from dualdecomp.models.ordering.lm_beam import load_lm_beam
+    from dualdecomp.models.ordering.bag_lm.search import load_lm_beam
 
     d = tmp_path / "order"
     d.mkdir()

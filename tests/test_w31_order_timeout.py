@@ -27,13 +27,14 @@ from hypothesis import strategies as st
 from dualdecomp.app.cli import main
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
+from dualdecomp.models.ordering.bag_lm.search import LMTerm, input_items, lm_beam_decode, lm_beam_order
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.exact import ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.linearizer_decoding import relinearise
-from dualdecomp.models.ordering.lm_beam import LMTerm, input_items, lm_beam_decode, lm_beam_order
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.refine import completed_tree, refine
-from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
+from dualdecomp.models.ordering.decoding.relinearise import relinearise
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.refine import completed_tree, refine
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.domain_order import beam_domain_order, greedy_domain_order, order_score
 from tests.ordering_oracles import random_model
 from tests.test_order_linearizer import projective_orders, random_linearizer
@@ -131,7 +132,7 @@ def test_a_deadline_that_never_passes_changes_no_dp_result():
 
 def _unit_tables(rng, n: int, chain: tuple[int, ...]):
     """Random domain tables in which ``chain`` must come out contiguous and in order (as
-    ``linearizer_features.constrained_tables`` makes them)."""
+    ``linearizer.features.constrained_tables`` makes them)."""
     side, pair, start, end = rng.normal(size=(n, 2)), rng.normal(size=(n, n)), rng.normal(size=n), \
         rng.normal(size=n)
     for a, b in itertools.pairwise(chain):

@@ -245,6 +245,22 @@ def unit_is_projective(unit: tuple[int, ...], heads, top: int) -> bool:
     return not any(a < c < b < d for a, b in arcs for c, d in arcs) and not any(a < at < b for a, b in arcs)
 
 
+def is_projective(heads: tuple[int, ...]) -> bool:
+    """Whether a tree (0-based heads, ROOT = -1) is projective in its word order."""
+    n = len(heads)
+    for m, h in enumerate(heads):
+        if h == ROOT:
+            continue
+        lo, hi = min(h, m), max(h, m)
+        for k in range(lo + 1, hi):
+            a = k
+            while a != ROOT and a != h:
+                a = heads[a]
+            if a != h:
+                return False
+    return n > 0
+
+
 def validate_units(units, heads, ident: str = "") -> None:
     """Check ordered units (``OrderingInput.units``); raise ``InputError`` with one clear line if invalid.
 

@@ -254,9 +254,9 @@ def run(args: argparse.Namespace) -> int:
 def _decoder(args: argparse.Namespace):
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.deadline import Deadline
+    from dualdecomp.models.ordering.decoding.config import DEFAULT_TREE_BEAM, ExactConfig
     from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
-    from dualdecomp.models.ordering.exact import DEFAULT_TREE_BEAM, ExactConfig
-    from dualdecomp.models.ordering.search import SearchConfig
+    from dualdecomp.models.ordering.paper.search import SearchConfig
 
     tree_beam = DEFAULT_TREE_BEAM if args.tree_beam is None else args.tree_beam
     if args.timeout is not None and not args.timeout > 0:  # (NaN too; inf: no limit)
@@ -296,7 +296,7 @@ def _with_lm_beam(decoder, args: argparse.Namespace):
     """
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.lm_beam import LMBeam, LMTerm
+    from dualdecomp.models.ordering.bag_lm.search import LMBeam, LMTerm
 
     if args.lm_beam is None:
         if args.lm_beam_lm is not None:
@@ -368,8 +368,8 @@ def _train(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
     from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.ordering.train_run import RunConfig, train_model
-    from dualdecomp.models.ordering.training import TrainConfig, Trainer
+    from dualdecomp.models.ordering.paper.train_run import RunConfig, train_model
+    from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 
     for name in ("epochs", "max_length", "train_expansions", "train_chart_size", "dev_sentences",
                  "dev_expansions"):
@@ -399,7 +399,7 @@ def _train(args: argparse.Namespace) -> int:
     if parallel:
         # lazy: Dask is imported only for a distributed run
         from dualdecomp.app.cluster import cluster_client
-        from dualdecomp.models.ordering.parallel_training import MixingTrainer
+        from dualdecomp.models.ordering.paper.parallel_training import MixingTrainer
 
         with cluster_client(args.workers, args.scheduler) as client:
             shards = args.shards or sum(client.nthreads().values())
@@ -415,7 +415,7 @@ def _train(args: argparse.Namespace) -> int:
 def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.ordering import lm_selection
+    from dualdecomp.models.ordering.decoding import lm_selection
     from dualdecomp.models.ordering.decoding.load import load_decoder
 
     if args.start < 0 or args.sentences < 1 or args.max_expansions < 1 or args.tree_beam < 0:
@@ -458,9 +458,9 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.locations import CHECKOUT_ROOT
     from dualdecomp.data.ordering.reading import read_conllu_examples
+    from dualdecomp.models.ordering.bag_lm.build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
+    from dualdecomp.models.ordering.bag_lm.search import CASED_LM_FILE, LM_FILE, lm_terms
     from dualdecomp.models.ordering.decoding.load import load_decoder
-    from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, lm_terms
-    from dualdecomp.models.ordering.lm_beam_build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
 
     if args.start < 0 or args.sentences < 1 or min(args.beams) < 1 or args.cased_order < 0:
         raise InputError("--start and --cased-order must be >= 0, --sentences and --beams >= 1")
@@ -496,8 +496,8 @@ def _train_linearizer(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.linearizer_training import selection_bleu, train_linearizer
-    from dualdecomp.models.ordering.lm_feature import OrderingLM
+    from dualdecomp.models.ordering.linearizer.training import selection_bleu, train_linearizer
+    from dualdecomp.models.ordering.lm_term import OrderingLM
 
     if args.epochs < 1 or args.sentences < 1 or args.start < 0 or not 10 <= args.hash_bits <= 26:
         raise InputError("--epochs and --sentences must be >= 1, --start >= 0, --hash-bits in 10..26")

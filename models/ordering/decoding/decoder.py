@@ -10,15 +10,17 @@ from dataclasses import dataclass
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
-from dualdecomp.models.ordering.edge import Edge
-from dualdecomp.models.ordering.exact import BEAM_METHOD, ExactConfig, exact_linearisation
-from dualdecomp.models.ordering.linearizer import Linearizer
-from dualdecomp.models.ordering.linearizer_decoding import linearise_tree, relinearise
-from dualdecomp.models.ordering.lm_beam import LMBeam, lm_beam_applies
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.refine import refine
-from dualdecomp.models.ordering.search import SearchConfig, best_first, goal_result
+from dualdecomp.models.ordering.bag_lm.search import LMBeam, lm_beam_applies
+from dualdecomp.models.ordering.decoding.config import ExactConfig
+from dualdecomp.models.ordering.decoding.relinearise import relinearise
+from dualdecomp.models.ordering.linearizer.decoding import linearise_tree
+from dualdecomp.models.ordering.linearizer.model import Linearizer
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Edge
+from dualdecomp.models.ordering.paper.exact import BEAM_METHOD, exact_linearisation
+from dualdecomp.models.ordering.paper.model import OrderingModel
+from dualdecomp.models.ordering.paper.refine import refine
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.linearise import Linearisation
 
 
@@ -43,11 +45,11 @@ class OrderingDecoder:
     linearizer : Linearizer or None
         The head-domain linearizer saved beside the model (``linearizer.json``), if any, with its own LM
         term: the default decoder of full trees, and on request the second stage
-        (``dualdecomp.models.ordering.linearizer``).
+        (``dualdecomp.models.ordering.linearizer.model``).
     lm_beam : LMBeam or None
         The LM beam search saved beside the model (its LM files and settings in
         ``meta["decode"]["lm_beam"]``), if any: the decoder of inputs without given heads outside their
-        units when its ``default`` says so (``dualdecomp.models.ordering.lm_beam``).
+        units when its ``default`` says so (``dualdecomp.models.ordering.bag_lm.search``).
     """
 
     model: OrderingModel
@@ -69,13 +71,13 @@ class OrderingDecoder:
         finishes); then, if it gave up or was not asked, the tree beam DP when ``exact.beam`` is set
         (method ``"tree beam DP (approximate)"``, or ``"exact DP"`` and certified when nothing was
         pruned). Other inputs, and full trees no DP decoded: best-first search, whose output the tree beam
-        DP completes and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.refine``).
+        DP completes and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.paper.refine``).
 
-        When the decoder has a head-domain linearizer (``dualdecomp.models.ordering.linearizer_decoding``),
+        When the decoder has a head-domain linearizer (``dualdecomp.models.ordering.linearizer.decoding``),
         ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
         ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output,
         in place of the tree beam DP. When the decoder has an LM beam search
-        (``dualdecomp.models.ordering.lm_beam``), ``exact.lm_beam`` says which inputs it orders instead
+        (``dualdecomp.models.ordering.bag_lm.search``), ``exact.lm_beam`` says which inputs it orders instead
         (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the
         paper model's decoders use the LM term for inputs with units (:meth:`lm_for`).
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.ordering.bag_lm.search import load_lm_beam
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.linearizer import load_linearizer
-from dualdecomp.models.ordering.lm_beam import load_lm_beam
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import load_model
+from dualdecomp.models.ordering.linearizer.model import load_linearizer
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.model import load_model
 
 
 def load_decoder(directory: str | Path, lm_beam: bool = True) -> OrderingDecoder:

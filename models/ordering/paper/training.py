@@ -24,11 +24,11 @@ import numpy as np
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.base_np import base_np_units
 from dualdecomp.data.ordering.inputs import ROOT, OrderingExample
-from dualdecomp.models.ordering.edge import Context, Edge
-from dualdecomp.models.ordering.feature_kernel import concatenated
-from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.search import add_to_chart, expand, expand_each
-from dualdecomp.models.ordering.training_kernel import (
+from dualdecomp.models.ordering.paper.edge import Context, Edge
+from dualdecomp.models.ordering.paper.feature_kernel import concatenated
+from dualdecomp.models.ordering.paper.model import OrderingModel
+from dualdecomp.models.ordering.paper.search import add_to_chart, expand, expand_each
+from dualdecomp.models.ordering.paper.training_kernel import (
     gathered_sums,
     gathered_sums_numpy,
     merged_step,
@@ -75,22 +75,6 @@ class SentenceStats:
     reached_gold: bool
     updates: int
     expansions: int
-
-
-def is_projective(heads: tuple[int, ...]) -> bool:
-    """Whether a tree (0-based heads, ROOT = -1) is projective in its word order."""
-    n = len(heads)
-    for m, h in enumerate(heads):
-        if h == ROOT:
-            continue
-        lo, hi = min(h, m), max(h, m)
-        for k in range(lo + 1, hi):
-            a = k
-            while a != ROOT and a != h:
-                a = heads[a]
-            if a != h:
-                return False
-    return n > 0
 
 
 def squared_norm(values: np.ndarray) -> float:

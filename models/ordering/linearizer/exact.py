@@ -27,8 +27,8 @@ import numpy as np
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT
-from dualdecomp.models.ordering.linearizer_features import Domain, constrained_tables
-from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.linearizer.features import Domain, constrained_tables
+from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
 
@@ -81,7 +81,7 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         Merge the partial subtrees whose ends the LM cannot tell apart (above); False: the signature keeps
         the input indices of the first and last two words (the same optimum, more states).
     units : sequence of sequence of int
-        Ordered units: only linearisations that keep them (``linearizer_features.constrained_tables``).
+        Ordered units: only linearisations that keep them (``linearizer.features.constrained_tables``).
     deadline : Deadline, optional
         The DP gives up there too (``timed_out``, no output).
 

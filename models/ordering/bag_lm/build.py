@@ -23,7 +23,7 @@ from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import certified_share, evaluate
 from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences
 from dualdecomp.models.lm.default import MAX_BYTES, SOURCES, build_within
-from dualdecomp.models.ordering.lm_beam import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
+from dualdecomp.models.ordering.bag_lm.search import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
 
 PROVENANCE_FILE = "lm_beam.json"
 EWT_TRAIN = "ud-english-ewt/en_ewt-ud-train.conllu"

@@ -15,7 +15,7 @@ import numpy as np
 
 from dualdecomp.core.hashing import atom
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
-from dualdecomp.models.ordering.feature_kernel import lanes
+from dualdecomp.models.ordering.paper.feature_kernel import lanes
 
 NONE_ATOM = 0
 """Atom of a missing word or tag (a sentence boundary, no sibling, no dependent)."""
@@ -49,7 +49,7 @@ class Context:
         Bit mask of the unit words other than the units' heads (they take no other dependent).
     word_lanes, tag_lanes : numpy.ndarray
         uint64 hash of each word atom / tag atom as a tuple hash mixes it in (the compiled features,
-        ``dualdecomp.models.ordering.feature_kernel``).
+        ``dualdecomp.models.ordering.paper.feature_kernel``).
     lm_terms : dict
         The LM terms of concatenations computed for this input (``OrderingModel.attach_score``): the
         same concatenation of the same word ends recurs many times in a search.

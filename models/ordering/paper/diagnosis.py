@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dualdecomp.data.ordering.inputs import OrderingInput
-from dualdecomp.models.ordering.edge import Edge, can_attach
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Edge, can_attach
+from dualdecomp.models.ordering.paper.model import OrderingModel
 
 GOLD, SEARCH_ERROR, MODEL_ERROR = "gold", "search error", "model error"
 

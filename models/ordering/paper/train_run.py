@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.data.ordering.inputs import OrderingExample
+from dualdecomp.data.ordering.inputs import OrderingExample, is_projective
 from dualdecomp.models.evaluation.ordering import evaluate
-from dualdecomp.models.ordering.model import OrderingModel, new_model
-from dualdecomp.models.ordering.search import SearchConfig, best_first
-from dualdecomp.models.ordering.training import TrainConfig, Trainer, is_projective
+from dualdecomp.models.ordering.paper.model import OrderingModel, new_model
+from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,8 @@ def train_model(train: list[OrderingExample], dev: list[OrderingExample], config
         Called after every epoch with the model selected so far (a copy) and its meta dict.
     trainer : callable
         ``(model, train_config) -> trainer`` with ``epoch`` and ``averaged`` like :class:`Trainer` (the
-        default, one process), e.g. a :class:`~dualdecomp.models.ordering.parallel_training.MixingTrainer`
-        bound to a Dask client.
+        default, one process), e.g. a
+        :class:`~dualdecomp.models.ordering.paper.parallel_training.MixingTrainer` bound to a Dask client.
 
     Returns
     -------

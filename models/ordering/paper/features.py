@@ -1,7 +1,7 @@
 """The feature templates of the dependency-based system (Table 2 of the paper), hashed to weight indices.
 
 This module is their readable definition; the decoders and the trainer compute the attachment features
-with the compiled ``dualdecomp.models.ordering.feature_kernel`` (``OrderingModel.attach_features``),
+with the compiled ``dualdecomp.models.ordering.paper.feature_kernel`` (``OrderingModel.attach_features``),
 which tests check against :func:`attach_features` here, index for index.
 
 Each feature is a tuple ``(template, atom, ...)`` of Python ints; its index is ``hash(tuple) & mask``.
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualdecomp.models.ordering.edge import NONE_ATOM, Context, Edge
+from dualdecomp.models.ordering.paper.edge import NONE_ATOM, Context, Edge
 
 START_ATOM = 1
 """Atom of the position before the first / after the last word of a sentence."""

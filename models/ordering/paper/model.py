@@ -16,8 +16,9 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_npz
 from dualdecomp.data.ordering.inputs import OrderingExample, OrderingInput
-from dualdecomp.models.ordering.edge import Context, Edge, make_context
-from dualdecomp.models.ordering.feature_kernel import (
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Context, Edge, make_context
+from dualdecomp.models.ordering.paper.feature_kernel import (
     attach_indices,
     attach_local_score,
     attach_local_scores,
@@ -25,8 +26,7 @@ from dualdecomp.models.ordering.feature_kernel import (
     pack_join,
     pack_leaf,
 )
-from dualdecomp.models.ordering.features import leaf_features
-from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.paper.features import leaf_features
 
 FORMAT = "dualdecomp-word-order/1"
 
@@ -144,7 +144,7 @@ class OrderingModel:
 
     def attach_features(self, ctx: Context, head: Edge, dep: Edge, right: bool) -> np.ndarray:
         """Weight indices of the features of attaching ``dep``'s head to ``head``'s head (compiled
-        ``dualdecomp.models.ordering.feature_kernel``; the templates: ``features.attach_features``)."""
+        ``dualdecomp.models.ordering.paper.feature_kernel``; the templates: ``features.attach_features``)."""
         goal = (head.mask | dep.mask) == ctx.full
         return attach_indices(head.packed, dep.packed, right, goal, ctx.word_lanes, ctx.tag_lanes, self.mask)
 

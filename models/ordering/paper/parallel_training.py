@@ -2,18 +2,18 @@
 
 The training sentences are cut into K shards (sentence j goes to shard j mod K), sent once to the
 cluster. Every epoch each shard runs one pass of the single-process trainer
-(:meth:`dualdecomp.models.ordering.training.Trainer.epoch`, the very same loop) on a Dask worker, starting
-from the mixed weights of the previous epoch; the client then mixes the shards' weights, w = Σ_s μ_s w_s,
-with μ uniform or proportional to each shard's updates in the epoch (``mixing="mistakes"``), as
-:mod:`dualdecomp.models.bigram.distributed_training` does for the bigram perceptron (both through
-:func:`dualdecomp.models.parameter_mixing.mixing_round`). Weight averaging is kept per shard over
-every weight vector the shard visited, mixed ones included, and the averaged weights are mixed with the
-same μ. Shard s shuffles with seed + s, so one shard reproduces the single-process trainer
-exactly (tested).
+(:meth:`dualdecomp.models.ordering.paper.training.Trainer.epoch`, the very same loop) on a Dask worker,
+starting from the mixed weights of the previous epoch; the client then mixes the shards' weights,
+w = Σ_s μ_s w_s, with μ uniform or proportional to each shard's updates in the epoch
+(``mixing="mistakes"``), as :mod:`dualdecomp.models.bigram.distributed_training` does for the bigram
+perceptron (both through :func:`dualdecomp.models.parameter_mixing.mixing_round`). Weight averaging is
+kept per shard over every weight vector the shard visited, mixed ones included, and the averaged weights
+are mixed with the same μ. Shard s shuffles with seed + s, so one shard reproduces the single-process
+trainer exactly (tested).
 
 With K > 1 this trains a different model from sequential guided learning — a parallel approximation whose
-quality the dev selection of :func:`dualdecomp.models.ordering.train_run.train_model` checks — in exchange
-for K passes' worth of sentences in the time of one.
+quality the dev selection of :func:`dualdecomp.models.ordering.paper.train_run.train_model` checks — in
+exchange for K passes' worth of sentences in the time of one.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample
-from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.training import TrainConfig, Trainer
+from dualdecomp.models.ordering.paper.model import OrderingModel
+from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
 from dualdecomp.models.parameter_mixing import MIXINGS, ShardState, mixing_round
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.models.evaluation.ordering import evaluate
+from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.decoding.load import with_decoding_lm
-from dualdecomp.models.ordering.exact import ExactConfig
-from dualdecomp.models.ordering.search import SearchConfig
+from dualdecomp.models.ordering.paper.search import SearchConfig
 
 SELECTION_CONDITIONS = ("words", "all")
 UNITS_SELECTION_CONDITIONS = ("bnp",)

@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dualdecomp.data.ordering.inputs import OrderingExample
+from dualdecomp.data.ordering.inputs import OrderingExample, is_projective
 from dualdecomp.models.evaluation.ordering import evaluate
-from dualdecomp.models.ordering.linearizer import Linearizer
-from dualdecomp.models.ordering.linearizer_decoding import linearise_tree
-from dualdecomp.models.ordering.linearizer_features import domain_tables, order_features, sentence_domains
-from dualdecomp.models.ordering.training import is_projective
+from dualdecomp.models.ordering.linearizer.decoding import linearise_tree
+from dualdecomp.models.ordering.linearizer.features import domain_tables, order_features, sentence_domains
+from dualdecomp.models.ordering.linearizer.model import Linearizer
 from dualdecomp.solvers.ordering.domain_order import best_domain_order
 
 

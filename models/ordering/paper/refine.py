@@ -1,7 +1,7 @@
 """Completing and re-linearising a best-first output with the tree beam DP — an APPROXIMATE decoder.
 
 For inputs without a complete tree (bags of words, partial POS or dependencies), best-first search
-(``dualdecomp.models.ordering.search``) gives an ordered tree, or after its timeout a concatenation of
+(``dualdecomp.models.ordering.paper.search``) gives an ordered tree, or after its timeout a concatenation of
 fragments that misses some words. This second stage:
 
 1. builds a complete tree over *every* input word: the given heads are restored, the output's arcs
@@ -30,11 +30,11 @@ from dataclasses import replace
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
-from dualdecomp.models.ordering.edge import Edge
-from dualdecomp.models.ordering.exact import exact_linearisation
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel
-from dualdecomp.models.ordering.search import goal_result
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Edge
+from dualdecomp.models.ordering.paper.exact import exact_linearisation
+from dualdecomp.models.ordering.paper.model import OrderingModel
+from dualdecomp.models.ordering.paper.search import goal_result
 
 REFINED_METHOD = "best-first + tree beam DP (approximate)"
 

@@ -1,4 +1,4 @@
-"""The attachment features of :mod:`~dualdecomp.models.ordering.features`, compiled (numba).
+"""The attachment features of :mod:`~dualdecomp.models.ordering.paper.features`, compiled (numba).
 
 Guided learning and best-first search score every way of joining the popped edge with every chart
 edge, so computing the hashed features of an attachment is their inner loop. Here it runs in one

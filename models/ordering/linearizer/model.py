@@ -1,17 +1,17 @@
 """The head-domain linearizer: a second ordering model, for inputs whose dependency tree is complete.
 
 Beyond the paper. Its score of an ordered tree is a sum over the tree's head domains (a head with its
-dependents) of adjacent-pair, side and boundary features (``linearizer_features``), so the best
+dependents) of adjacent-pair, side and boundary features (``linearizer.features``), so the best
 projective linearisation of a given tree is the best order of each domain on its own: the Held–Karp DP
 of ``dualdecomp.solvers.ordering.domain_order`` finds it exactly (``certified``) when no domain has more
 than ``exact_limit`` elements. Trained by the averaged perceptron on the domains of the train treebank
-(``linearizer_training``) — each update decodes one domain exactly, so an epoch over EWT train takes
+(``linearizer.training``) — each update decodes one domain exactly, so an epoch over EWT train takes
 seconds where guided learning of the paper's model takes minutes.
 
 With an LM weight λ > 0 the score adds λ × (KenLM log10 of the output − the log10 of its parts read
 alone): the domains are then ordered bottom-up, each by a beam search over prefixes in which every
 dependent is the (fixed) string of its subtree, so the result is APPROXIMATE (``certified=False``).
-With ``lm_states > 0`` the exact DP of ``linearizer_exact`` runs first and certifies the optimum of the
+With ``lm_states > 0`` the exact DP of ``linearizer.exact`` runs first and certifies the optimum of the
 score with the LM term when it finishes within that many states.
 
 Missing tags are taken from a dictionary (the most frequent train tag of the word; for unknown words the
@@ -32,14 +32,14 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.ordering.inputs import ROOT
-from dualdecomp.models.ordering.linearizer_exact import exact_with_lm
-from dualdecomp.models.ordering.linearizer_features import (
+from dualdecomp.models.ordering.linearizer.exact import exact_with_lm
+from dualdecomp.models.ordering.linearizer.features import (
     Domain,
     constrained_tables,
     domain_tables,
     sentence_domains,
 )
-from dualdecomp.models.ordering.lm_feature import OrderingLM
+from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.solvers.ordering.domain_order import (
     EXACT_LIMIT,
     beam_domain_order,
@@ -157,7 +157,7 @@ class Linearizer:
         units : sequence of sequence of int
             Ordered units (``OrderingInput.units``, valid for ``heads``): each comes out contiguous and
             in its order; every decoder here maximises over the linearisations that keep them
-            (``linearizer_features.constrained_tables``).
+            (``linearizer.features.constrained_tables``).
         deadline : Deadline, optional
             The input's deadline: the exact DP with the LM term gives up there, a beam search completes
             its best prefix greedily and the domains not yet ordered are ordered greedily

@@ -5,7 +5,8 @@ The top edge is popped; if it covers every word it is the output; otherwise it i
 chart edge in the four ways (either order, either head) that the constraints allow, the new edges go on
 the agenda, and the popped edge enters the chart (the lowest-scored chart edge drops out when the beam
 is full). The search stops at the first goal edge, so it does not certify that the output is the
-model's best: only ``dualdecomp.solvers.ordering`` (through ``dualdecomp.models.ordering.exact``) certifies.
+model's best: only ``dualdecomp.solvers.ordering`` (through ``dualdecomp.models.ordering.paper.exact``)
+certifies.
 
 Timeout rule (§3.4 of the paper): when the time limit (``SearchConfig.timeout``, or the input's shared
 ``Deadline``) or the expansion limit is reached first, the chart
@@ -27,9 +28,9 @@ from dataclasses import dataclass
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
-from dualdecomp.models.ordering.edge import Context, Edge, can_attach
-from dualdecomp.models.ordering.lm_feature import OrderingLM
-from dualdecomp.models.ordering.model import OrderingModel
+from dualdecomp.models.ordering.lm_term import OrderingLM
+from dualdecomp.models.ordering.paper.edge import Context, Edge, can_attach
+from dualdecomp.models.ordering.paper.model import OrderingModel
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def best_first(model: OrderingModel, inp: OrderingInput, config: SearchConfig = 
     deadline : Deadline, optional
         The input's deadline, shared with the other stages: the search also stops there.
     lm : OrderingLM, optional
-        The LM term added to every edge's score (``dualdecomp.models.ordering.lm_feature``).
+        The LM term added to every edge's score (``dualdecomp.models.ordering.lm_term``).
 
     Returns
     -------

@@ -1,12 +1,12 @@
 """The trainer's inner loops, compiled (numba), with the floats of their numpy definitions bit for bit.
 
-Guided learning (:mod:`~dualdecomp.models.ordering.training`) rescores every chart edge after each
+Guided learning (:mod:`~dualdecomp.models.ordering.paper.training`) rescores every chart edge after each
 update and merges the two feature vectors of each update into one sparse step. In numpy these are many
 small calls (one fancy-index sum per chart edge, a sort and a ``bincount`` per update) whose call
 overhead dominates. Here each is one call that gives exactly the numpy floats:
 
 * :func:`gathered_sums` — ``weights[indices].sum()`` for several index lists at once, each summed in
-  numpy's pairwise order (:func:`~dualdecomp.models.ordering.feature_kernel.pairwise_sum`);
+  numpy's pairwise order (:func:`~dualdecomp.models.ordering.paper.feature_kernel.pairwise_sum`);
 * :func:`merged_step` — ``numpy.unique`` of the indices and ``numpy.bincount`` of their values, each
   index's values added from 0.0 in their input order, as ``bincount`` adds them.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from dualdecomp.models.ordering.feature_kernel import pairwise_sum
+from dualdecomp.models.ordering.paper.feature_kernel import pairwise_sum
 
 
 @njit(cache=True)

@@ -1,0 +1,62 @@
+"""Which decoders order which inputs: the settings of ``OrderingDecoder.decode`` (exact DP, tree beam DP,
+head-domain linearizer, second stage, LM beam) and the default tree beam."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_TREE_BEAM = 64
+"""K of the tree beam DP of the CLI's and the benchmark's decoders: the largest K of {4, 8, 16, 32, 64} whose
+slowest full-tree sentence of dev 1000-1029 stays within 5 s (README, "The tree beam DP")."""
+SECOND_STAGES = ("tree-beam", "linearizer")
+"""What may order the completed tree of a best-first output (``ExactConfig.second_stage``)."""
+LM_BEAM_INPUTS = ("none", "untagged", "applicable")
+"""Which inputs the model's LM beam orders: none; those that give no tag and no head outside their units;
+every input it can order (no head given outside its units)."""
+
+
+@dataclass(frozen=True)
+class ExactConfig:
+    """Settings of the decoders (``OrderingDecoder.decode``: ``dualdecomp.models.ordering.decoding.decoder``).
+
+    Attributes
+    ----------
+    max_states : int or None
+        Run the exact DP first, with at most this many states before it gives up uncertified; None: no
+        exact DP.
+    beam : int or None
+        K: the tree beam DP (the same DP keeping the K best states per step and the K best subtrees per
+        node — APPROXIMATE, always a complete output, certified only when nothing was pruned) decodes the
+        full trees the exact DP did not certify, and completes and re-orders best-first outputs of the
+        other inputs. None: those are left to best-first search (the paper's method).
+    linearizer : bool
+        Order full trees the exact DP did not certify with the model's head-domain linearizer (when it has
+        one; ``dualdecomp.models.ordering.linearizer.model``) instead of the tree beam DP.
+    second_stage : str
+        What orders the completed tree of a best-first output: ``"tree-beam"`` (the tree beam DP, when
+        ``beam`` is set) or ``"linearizer"`` (the head-domain linearizer, when the model has one).
+    beam_attachments : int or None
+        A bound per sentence on the tree beam DP's work that does not depend on the machine: its beam is
+        halved (``beam``, ``beam // 2``, ..., 1) until the tree's worst case of attachments
+        (``dualdecomp.models.ordering.paper.exact.worst_case_attachments``) is within it. None: always
+        ``beam``.
+    lm_beam : str
+        Which inputs the model's LM beam search orders, when the model has one (one of
+        :data:`LM_BEAM_INPUTS`; ``dualdecomp.models.ordering.bag_lm.search``): the paper model's decoders take
+        the others.
+    """
+
+    max_states: int | None = 100_000
+    beam: int | None = None
+    linearizer: bool = False
+    second_stage: str = "tree-beam"
+    beam_attachments: int | None = None
+    lm_beam: str = "none"
+
+    def __post_init__(self) -> None:
+        if self.second_stage not in SECOND_STAGES:
+            raise ValueError(f"second_stage must be one of {SECOND_STAGES}, not {self.second_stage!r}")
+        if self.lm_beam not in LM_BEAM_INPUTS:
+            raise ValueError(f"lm_beam must be one of {LM_BEAM_INPUTS}, not {self.lm_beam!r}")
+        if self.beam_attachments is not None and self.beam_attachments < 1:
+            raise ValueError("beam_attachments must be positive")
