@@ -130,3 +130,63 @@ def test_transducer_losses_are_a_registry():
         assert loss.value(np.array([True, False, True]), reference) == 0.0
     with pytest.raises(InputError, match=r"unknown loss 'hinge' \(known: token, ngram, cfg, edit, f1\)"):
         losses.make_loss("hinge", ["he"], reference)
+
+
+# (decode block, message after "W: ") as before W3.2, and for the ILP's options, checked at load since
+_BLOCKS = [
+    ({"decoder": "x"}, "decode.decoder must be one of ('dd', 'ilp', 'beam'), not 'x'"),
+    ({"decoder": 3}, "decode.decoder must be one of ('dd', 'ilp', 'beam'), not 3"),
+    ({"decoder": "ilp", "foo": 1, "bar": 2}, "unknown option(s) for the ilp decoder: bar, foo"),
+    ({"decoder": "beam", "beam": 0}, "decode.beam must be a positive integer"),
+    ({"decoder": "beam", "beam": True}, "decode.beam must be a positive integer"),
+    ({"decoder": "beam", "beam": 5, "max_iterations": 3},
+     "unknown option(s) for the beam decoder: max_iterations"),
+    ({"max_iterationz": 5}, "invalid decode options: unknown decode option(s): max_iterationz (known: "
+     "bisection_steps, lambda_iterations, length_method, max_iterations, node_iterations, polyak_patience, "
+     "step, step_size, tighten, tighten_after, time_limit)"),
+    ({"max_iterations": -4},
+     "invalid decode options: option max_iterations must be a positive integer, got -4"),
+    ({"step": "x"}, "invalid decode options: option step must be one of rush-collins, polyak, constant, 1/k; "
+     "got 'x'"),
+    ({"step_size": 0}, "invalid decode options: option step_size must be a positive finite number or None, "
+     "got 0"),
+    ({"tighten": 1}, "invalid decode options: option tighten must be a bool, got 1"),
+    ({"length_method": "x"}, "invalid decode options: option length_method must be one of bisection, exact, "
+     "auto; got 'x'"),
+    ({"decoder": "ilp", "solver": "glpk"}, "decode.solver must be one of cbc, highs"),
+    ({"decoder": "ilp", "time_limit": -1}, "decode.time_limit must be a positive finite number or None"),
+]
+
+
+@pytest.mark.parametrize(("block", "message"), _BLOCKS)
+def test_decode_blocks_are_checked_by_the_engines_schemas(block, message):
+    """The configuration asks the engine (``check_decode_block``); the messages are the old ones. The ILP's
+    ``solver`` and ``time_limit`` were not checked at load before (failed on every line at decode time):
+    the last two cases fail on the old code."""
+    from dualdecomp.core.errors import ModelError
+    from dualdecomp.models.joint.config import parse_config
+
+    spec = {"format": "dualdecomp-config", "version": 1, "decode": block,
+            "components": [{"kind": "transducer", "path": "t3"}, {"kind": "lm", "path": "lm"}]}
+    with pytest.raises(ModelError) as info:
+        parse_config(spec, "W")
+    assert str(info.value) == f"W: {message}"
+    assert info.value.exit_code == 3
+
+
+def test_each_decoder_owns_its_option_schema():
+    from dataclasses import fields
+
+    from dualdecomp.core.errors import InputError
+    from dualdecomp.engine.decoders import DECODERS, check_decode_block, get_decoder_spec
+    from dualdecomp.engine.options import DD_OPTIONS, DecodeOptions
+
+    assert {f.name: f.default for f in fields(DecodeOptions)} == {o.name: o.default for o in DD_OPTIONS}
+    assert get_decoder_spec("dd").defaults() == {o.name: o.default for o in DD_OPTIONS}
+    assert get_decoder_spec("ilp").defaults() == {"solver": "cbc", "time_limit": None}
+    assert get_decoder_spec("beam").defaults() == {"beam": 100}
+    assert tuple(DECODERS) == ("dd", "ilp", "beam")
+    assert check_decode_block({}) == "dd"
+    assert check_decode_block({"decoder": "ilp", "solver": "highs"}) == "ilp"
+    with pytest.raises(InputError, match=r"unknown decoder 'x' \(one of dd, ilp, beam\)"):
+        get_decoder_spec("x")

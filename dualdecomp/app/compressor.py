@@ -19,7 +19,7 @@ from dualdecomp.data.detokenize import detokenize
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.parsing import parse_text, parse_tokens
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.engine.decoders import get_decoder
+from dualdecomp.engine.decoders import DEFAULT_DECODER, get_decoder
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.joint.config import JointModel
@@ -220,7 +220,7 @@ class Compressor:
         if deadline is None:
             deadline = Deadline.start(time_limit)
         options = dict(self.decode_options)
-        decoder = get_decoder(options.pop("decoder", "dd"))
+        decoder = get_decoder(options.pop("decoder", DEFAULT_DECODER))
         comps, note = self.components(sentence, chars, deadline)
         out = []
         for length in lengths:

@@ -1,15 +1,66 @@
-"""Options of the dual-decomposition engine (``dualdecomp.decode(..., **options)``)."""
+"""Options of the dual-decomposition engine (``dualdecomp.decode(..., **options)``) and the :class:`Option`
+rule every decoder's option schema is made of (:mod:`dualdecomp.engine.decoders`)."""
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from dualdecomp.core.errors import InputError
 
 STEP_RULES = ("rush-collins", "polyak", "constant", "1/k")
 LENGTH_METHODS = ("bisection", "exact", "auto")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One key of a decoder's options: its default and the values it accepts.
+
+    Attributes
+    ----------
+    name : str
+        The key (in ``config.json``'s ``"decode"`` block, or a keyword of the decoder).
+    default : object
+        The value when the key is not given.
+    accepts : str
+        The values it accepts, in words (``"a positive integer"``, ``"one of cbc, highs"``): the error
+        messages and the documentation say it.
+    valid : callable
+        ``valid(value) -> bool``.
+    """
+
+    name: str
+    default: Any
+    accepts: str
+    valid: Callable[[Any], bool]
+
+    def message(self, value: Any, label: str = "option ") -> str:
+        """``"<label><name> must be <accepts>, got <value>"`` (``;`` before ``got`` after choices)."""
+        sep = ";" if self.accepts.startswith("one of ") else ","
+        return f"{label}{self.name} must be {self.accepts}{sep} got {value!r}"
+
+
+def positive_int(value: Any) -> bool:
+    """An integer >= 1 (not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 1
+
+
+def positive_finite_or_none(value: Any) -> bool:
+    """None, or a real number > 0 and finite (not a bool)."""
+    return value is None or (not isinstance(value, bool) and isinstance(value, numbers.Real)
+                             and math.isfinite(value) and value > 0)
+
+
+def one_of(choices: tuple[str, ...]) -> Callable[[Any], bool]:
+    """``valid`` of an option taking one of ``choices``."""
+    return lambda value: isinstance(value, str) and value in choices
+
+
+_POSITIVE_INT = "a positive integer"
+_POSITIVE_OR_NONE = "a positive finite number or None"
 
 
 @dataclass(frozen=True)
@@ -63,25 +114,27 @@ class DecodeOptions:
     polyak_patience: int = 10
 
     def __post_init__(self) -> None:
-        for name in ("max_iterations", "tighten_after", "node_iterations", "lambda_iterations",
-                     "bisection_steps", "polyak_patience"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise InputError(f"option {name} must be a positive integer, got {value!r}")
-        if self.step not in STEP_RULES:
-            raise InputError(f"option step must be one of {', '.join(STEP_RULES)}; got {self.step!r}")
-        if self.length_method not in LENGTH_METHODS:
-            raise InputError(f"option length_method must be one of {', '.join(LENGTH_METHODS)}; "
-                             f"got {self.length_method!r}")
-        for name in ("step_size", "time_limit"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-                    or value <= 0:
-                raise InputError(f"option {name} must be a positive finite number or None, got {value!r}")
-        if not isinstance(self.tighten, bool):
-            raise InputError(f"option tighten must be a bool, got {self.tighten!r}")
+        for option in DD_OPTIONS:
+            value = getattr(self, option.name)
+            if not option.valid(value):
+                raise InputError(option.message(value))
+
+
+_DEFAULTS = {f.name: f.default for f in fields(DecodeOptions)}
+
+DD_OPTIONS: tuple[Option, ...] = (
+    *(Option(name, _DEFAULTS[name], _POSITIVE_INT, positive_int)
+      for name in ("max_iterations", "tighten_after", "node_iterations", "lambda_iterations",
+                   "bisection_steps", "polyak_patience")),
+    Option("step", _DEFAULTS["step"], f"one of {', '.join(STEP_RULES)}", one_of(STEP_RULES)),
+    Option("length_method", _DEFAULTS["length_method"], f"one of {', '.join(LENGTH_METHODS)}",
+           one_of(LENGTH_METHODS)),
+    Option("step_size", _DEFAULTS["step_size"], _POSITIVE_OR_NONE, positive_finite_or_none),
+    Option("time_limit", _DEFAULTS["time_limit"], _POSITIVE_OR_NONE, positive_finite_or_none),
+    Option("tighten", _DEFAULTS["tighten"], "a bool", lambda value: isinstance(value, bool)),
+)
+"""The schema of the ``dd`` decoder's options: every field of :class:`DecodeOptions` with its default and
+the values it accepts, in the order they are checked."""
 
 
 def make_options(**options: object) -> DecodeOptions:

@@ -47,11 +47,10 @@ import numpy as np
 
 from dualdecomp.core.component import length_bias_taker
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.core.errors import DualDecompError, InputError, ModelError
+from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_json, verify_file, write_manifest
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.engine.decoders import DECODERS
-from dualdecomp.engine.options import make_options
+from dualdecomp.engine.decoders import check_decode_block
 from dualdecomp.models.joint.growth import Growth, parse_growth
 from dualdecomp.models.registry import get_kind, kind_names
 from dualdecomp.solvers.bigram.solver import Bigram
@@ -120,15 +119,12 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     decode = spec.get("decode", {})
     if not isinstance(decode, dict):
         raise ModelError(f"{where}: decode must be an object")
-    decoder = decode.get("decoder", "dd")
-    if not isinstance(decoder, str) or decoder not in DECODERS:
-        raise ModelError(f"{where}: decode.decoder must be one of {tuple(DECODERS)}, not {decoder!r}")
-    if decoder == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
+    if decode.get("decoder") == "beam" and sorted(c.kind for c in parsed) != ["lm", "transducer"]:
         raise ModelError(f"{where}: the beam decoder needs exactly one transducer and one lm component")
-    beam = decode.get("beam", 100)
-    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
-        raise ModelError(f"{where}: decode.beam must be a positive integer")
-    _check_decode_options(decode, decoder, where)
+    try:  # the decoder's name and options, checked once at load by the engine's schemas
+        check_decode_block(decode)
+    except InputError as exc:
+        raise ModelError(f"{where}: {exc}") from None
     fb = spec.get("fallback")
     max_tokens, fb_comps = None, ()
     if fb is not None:
@@ -150,22 +146,6 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
         raise ModelError(f"{where}: max_tokens must be a positive integer")
     growth = None if spec.get("growth") is None else parse_growth(spec["growth"], where, max_tokens or 1)
     return JointConfig(str(name), tuple(parsed), decode, max_tokens, fb_comps, float(bias), limit, growth)
-
-
-_OTHER_DECODER_OPTIONS = {"ilp": {"decoder", "solver", "time_limit"}, "beam": {"decoder", "beam"}}
-
-
-def _check_decode_options(decode: dict, decoder: str, where: str) -> None:
-    """Validate the decoder's options once, at load (a ModelError, not one error per line)."""
-    if decoder == "dd":
-        try:
-            make_options(**{k: v for k, v in decode.items() if k != "decoder"})
-        except (DualDecompError, TypeError, ValueError) as exc:
-            raise ModelError(f"{where}: invalid decode options: {exc}") from None
-        return
-    unknown = sorted(set(decode) - _OTHER_DECODER_OPTIONS[decoder])
-    if unknown:
-        raise ModelError(f"{where}: unknown option(s) for the {decoder} decoder: {', '.join(unknown)}")
 
 
 def _valid_name(config: object) -> bool:
