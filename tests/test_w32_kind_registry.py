@@ -4,8 +4,16 @@
   declares the capability, in the order of the old isinstance chain (Bigram, then Dependency, then
   Unary; the first Bigram for the budget), with the same floats: checked on real sentences against the
   old rule computed here from the arrays.
-"""
+- The transducer's losses are a registry; each decoder owns its option schema and the configuration asks
+  the engine to check its ``"decode"`` block (the old messages; the ILP's ``solver`` and ``time_limit``
+  are new checks: those two cases fail on the old code, where they loaded).
+- ``dualdecomp train --kind K`` reaches every kind's trainer (tiny real runs; the neural one faked, it
+  needs PyTorch), ``t3 train`` and ``lm build`` are the same trainers, an unknown kind's message lists
+  the registry's kinds, and the CLI imports no kind before a command needs one.
 
+Run against the old code (/tmp/baseline): the module fails at import (``char_budget_taker`` and the
+registry's trainers do not exist there).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -190,3 +198,179 @@ def test_each_decoder_owns_its_option_schema():
     assert check_decode_block({"decoder": "ilp", "solver": "highs"}) == "ilp"
     with pytest.raises(InputError, match=r"unknown decoder 'x' \(one of dd, ilp, beam\)"):
         get_decoder_spec("x")
+
+
+# ---------------------------------------------------------------------------------------------------
+# the registry: what each kind declares, and `dualdecomp train --kind K` for every trainable kind
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_every_kind_declares_how_to_build_train_save_and_load_it():
+    from dualdecomp.models.registry import ComponentKind, get_kind, get_trainer, kind_names, trainer_names
+
+    assert kind_names() == ("bigram", "dependency", "lm", "neural", "transducer")
+    assert trainer_names() == ("bigram", "dependency", "joint", "lm", "neural", "transducer")
+    for name in kind_names():
+        kind = get_kind(name)
+        assert callable(kind.load) and callable(kind.potentials) and callable(kind.weighted)
+        assert kind.components and kind.trainer is get_trainer(name)
+        assert not hasattr(kind, "unit")  # renamed: the model's potentials at weight 1
+    saved = {name for name in kind_names() if get_kind(name).save is not None}
+    assert saved == {"bigram", "dependency", "transducer"}  # lm and neural: the trainer writes the files
+    assert [n for n in kind_names() if get_kind(n).takes_length_bias()] == ["bigram", "dependency", "neural"]
+    assert [n for n in kind_names() if get_kind(n).takes_char_budget()] == ["bigram", "neural"]
+    assert get_trainer("neural").extra == "train" and get_trainer("bigram").parameter_mixing
+    assert all(get_trainer(n).extra is None for n in trainer_names() if n != "neural")
+    assert isinstance(get_kind("lm"), ComponentKind)
+
+
+def test_unknown_kinds_are_named_with_the_registrys_kinds(capsys):
+    from dualdecomp.app.cli import main
+    from dualdecomp.core.errors import InputError, ModelError
+    from dualdecomp.models.registry import get_kind, get_trainer
+
+    assert main(["train", "--kind", "trigram", "--train", "x.jsonl", "--out", "o"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'trigram'" in err
+    for name in ("bigram", "dependency", "joint", "lm", "neural", "transducer"):
+        assert f"'{name}'" in err
+    with pytest.raises(InputError, match=r"unknown kind 'x' to train \(one of bigram, dependency, joint, lm, "
+                                         r"neural, transducer\)"):
+        get_trainer("x")
+    with pytest.raises(ModelError, match=r"unknown component kind 'joint' \(one of bigram, dependency, lm, "
+                                         r"neural, transducer\)"):
+        get_kind("joint")  # co-training is a trainer, not a component of configurations
+
+
+@pytest.fixture(scope="module")
+def small_corpora(tmp_path_factory, corpora):
+    """The first lines of the written and broadcast corpora (train 12, dev 6 sentences)."""
+    d = tmp_path_factory.mktemp("corpora")
+    for name, lines in (("written.train", 12), ("written.dev", 6), ("broadcast.train", 12),
+                        ("broadcast.dev", 6)):
+        text = (corpora / f"{name}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        (d / f"{name}.jsonl").write_text("".join(text[:lines]), encoding="utf-8")
+    return d
+
+
+def _train(args: list[str], capsys) -> tuple[int, str, str]:
+    from dualdecomp.app.cli import main
+
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("kind", ["bigram", "dependency", "joint", "transducer"])
+def test_train_kind_trains_and_writes_a_loadable_model(kind, small_corpora, tmp_path, capsys):
+    """``dualdecomp train --kind K`` reaches K's trainer (a tiny real run) and writes what K loads."""
+    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.registry import get_kind
+
+    corpus = "broadcast" if kind == "transducer" else "written"
+    args = ["train", "--kind", kind, "--train", str(small_corpora / f"{corpus}.train.jsonl"),
+            "--dev", str(small_corpora / f"{corpus}.dev.jsonl"), "--epochs", "1",
+            "--out", str(tmp_path / "m")]
+    if kind != "joint":
+        args += ["--hash-bits", "12"]
+    if kind in ("bigram", "joint", "transducer"):
+        args += ["--lm", "none"]
+    code, _, err = _train(args, capsys)
+    assert code == 0, err
+    if kind == "joint":
+        assert [c.kind for c in JointModel(tmp_path / "m").config.components] == ["bigram", "dependency"]
+    else:
+        model = get_kind(kind).load(tmp_path / "m")
+        assert type(model).__name__ in {"BigramModel", "DependencyModel", "T3Model"}
+    assert "saved" in err
+    assert _train([*args, "--quiet"], capsys)[2] == ""
+
+
+def test_train_kind_lm_is_lm_build(small_corpora, tmp_path, capsys):
+    """``train --kind lm`` and ``lm build`` run the same trainer: byte-identical ARPA files, one JSON line.
+    Needs KenLM's lmplz (``make lmplz``), as tests/test_lm.py does."""
+    import json
+
+    corpus = str(small_corpora / "written.train.jsonl")
+    code, out, err = _train(["train", "--kind", "lm", "--train", corpus, "--out", str(tmp_path / "a.arpa"),
+                             "--order", "2", "--arpa", "--memory", "64M"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["order"] == 2 and report["path"] == str(tmp_path / "a.arpa")
+    code, out, err = _train(["lm", "build", corpus, str(tmp_path / "b.arpa"), "--order", "2", "--arpa",
+                             "--memory", "64M"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["counts"] == report["counts"]
+    assert (tmp_path / "a.arpa").read_bytes() == (tmp_path / "b.arpa").read_bytes()
+
+
+def test_t3_train_is_train_kind_transducer(monkeypatch, tmp_path):
+    """``t3 train`` parses the transducer kind's options and calls its trainer, as ``train --kind
+    transducer`` does (the same namespace but for the command's own keys)."""
+    import dualdecomp.app.commands.t3 as t3_command
+    import dualdecomp.app.commands.train as train_command
+    from dualdecomp.app.cli import main
+    from dualdecomp.models.registry import Trainer, get_trainer
+
+    real = get_trainer("transducer")
+    seen = []
+    fake = Trainer(real.summary, real.add_arguments, lambda args, context: seen.append(vars(args)))
+    monkeypatch.setattr(train_command, "get_trainer", lambda name: fake if name == "transducer" else None)
+    monkeypatch.setattr(t3_command, "get_trainer", lambda name: fake if name == "transducer" else None)
+    options = ["--train", "a.jsonl", "--dev", "b.jsonl", "--out", str(tmp_path), "--loss", "cfg", "--lam",
+               "0.1", "0.01", "--quiet"]
+    assert main(["train", "--kind", "transducer", *options]) == 0
+    assert main(["t3", "train", *options]) == 0
+    own = {"func", "command", "kind", "t3_command"}
+    first, second = ({k: v for k, v in ns.items() if k not in own} for ns in seen)
+    assert first == second and first["loss"] == "cfg" and first["lam"] == [0.1, 0.01]
+    assert first["lm"] == "default" and first["epochs"] == 4 and first["hash_bits"] == 18
+
+
+def test_train_kind_neural_reaches_the_fine_tuning(monkeypatch, tmp_path, capsys):
+    """The neural trainer imports the fine-tuning (PyTorch) only when it runs: with it faked, the options
+    arrive and its report is printed; without PyTorch, a one-line ModelError names the ``train`` extra."""
+    import json
+    import sys
+    import types
+
+    args = ["train", "--kind", "neural", "--base", str(tmp_path), "--train", "a.jsonl:5", "--dev", "b.jsonl",
+            "--out", str(tmp_path / "n"), "--pair-rank", "4", "--no-freeze-embeddings", "--quiet"]
+    fake = types.ModuleType("dualdecomp.models.neural.training")
+    seen = []
+
+    def fine_tune_from_options(options, context):
+        seen.append(options)
+        return {"step": 1, "dev_token_f1": 0.5}
+
+    fake.train_from_options = fine_tune_from_options
+    monkeypatch.setitem(sys.modules, "dualdecomp.models.neural.training", fake)
+    code, out, err = _train(args, capsys)
+    assert code == 0, err
+    assert json.loads(out) == {"step": 1, "dev_token_f1": 0.5}
+    assert seen[0].pair_rank == 4 and seen[0].freeze_embeddings is False and seen[0].train == ["a.jsonl:5"]
+    monkeypatch.delitem(sys.modules, "dualdecomp.models.neural.training")
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if the train extra were not installed
+    code, _, err = _train(args, capsys)
+    assert code == 3, err
+    assert "optional train extra" in err and "pip install 'dualdecomp[train]'" in err
+
+
+def test_the_cli_loads_no_kind_until_a_command_needs_one():
+    """Building the parser (``dualdecomp --help``, every command's start) imports no kind module and not
+    numpy; ``train --kind dependency`` adds that kind's options only."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from dualdecomp.app.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.endswith('.kind') or m.endswith('.trainer') "
+            "or m == 'numpy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from dualdecomp.app.cli import build_parser
+
+    parser = build_parser()
+    ns = parser.parse_args(["train", "--kind=dependency", "--train", "a", "--out", "b", "--second-order"])
+    assert ns.second_order is True and ns.kind == "dependency" and not hasattr(ns, "trainer")
+    ns = build_parser().parse_args(["train", "--train", "a", "--out", "b", "--trainer", "mira"])
+    assert ns.kind == "bigram" and ns.trainer == "mira" and ns.workers == 1

@@ -29,12 +29,14 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.commands import compress, evaluate, lm, order, plot, t3, train
+    from dualdecomp.app.commands.deferred_parser import DeferredParser
 
     parser = argparse.ArgumentParser(
         prog="dualdecomp",
         description="Constrained sentence compression by Lagrangian relaxation, with certificates.")
     parser.add_argument("--version", action="version", version=f"dualdecomp {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # a command's options may come from a kind imported only when that command runs
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=DeferredParser)
     sub.required = True
     for module in (compress, train, evaluate, lm, t3, order, plot):
         module.add_parser(sub)

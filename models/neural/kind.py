@@ -6,12 +6,21 @@ Without a pair head the potentials of a sentence are the scorer's keep log-odds
 (:mod:`~dualdecomp.models.neural.pair_head`) they are the chain model's bigram potentials and the component
 is :class:`~dualdecomp.solvers.bigram.Bigram` over ``w`` × them. Both are exact at free and fixed length,
 with ``to_ilp``, and combine with the other components by dual decomposition.
+
+``dualdecomp train --kind neural`` fine-tunes the scorer (:mod:`dualdecomp.models.neural.training`); it
+needs the optional ``train`` extra (PyTorch CPU and transformers), which decoding never does.
 """
+
+from __future__ import annotations
+
+import argparse
 
 import numpy as np
 
+from dualdecomp.core.errors import ModelError
 from dualdecomp.models.neural.store import load_neural_model
-from dualdecomp.models.registry import ComponentKind
+from dualdecomp.models.neural.training_settings import add_arguments
+from dualdecomp.models.registry import ComponentKind, Trainer, TrainingContext
 from dualdecomp.solvers.bigram import Bigram
 from dualdecomp.solvers.unary import Unary
 
@@ -23,9 +32,36 @@ def weighted_neural(scores: np.ndarray, weight: float) -> Unary | Bigram:
     return Unary(weight * scores, name="neural")
 
 
+_TRAIN_EXTRA = {"torch", "transformers", "safetensors"}
+"""The top-level packages of the optional ``train`` extra (``pyproject.toml``)."""
+
+
+def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
+    """Fine-tune the scorer (:func:`dualdecomp.models.neural.training.train_from_options`).
+
+    Raises
+    ------
+    ModelError
+        PyTorch or transformers is not installed (the optional ``train`` extra).
+    """
+    try:
+        # lazy: PyTorch (the optional train extra) is imported only to fine-tune
+        from dualdecomp.models.neural.training import train_from_options as fine_tune_from_options
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _TRAIN_EXTRA:
+            raise
+        raise ModelError(f"training the neural scorer needs the optional train extra (PyTorch and "
+                         f"transformers): pip install 'dualdecomp[train]' ({exc})") from None
+    return fine_tune_from_options(args, context)
+
+
 KIND = ComponentKind(
     name="neural",
     load=load_neural_model,
-    unit=lambda model, sentence: model.potentials(sentence),
+    potentials=lambda model, sentence: model.potentials(sentence),
     weighted=weighted_neural,
+    components=(Unary, Bigram),
+    trainer=Trainer(summary="the neural scorer, fine-tuned from a pretrained encoder (needs the optional "
+                            "train extra: PyTorch)",
+                    add_arguments=add_arguments, train=train_from_options, extra="train"),
 )

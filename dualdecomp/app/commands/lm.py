@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from dualdecomp.app.commands.deferred_parser import defer
+from dualdecomp.app.commands.train import run_trainer
 from dualdecomp.core.errors import InputError
+from dualdecomp.models.registry import get_trainer
 
 DESCRIPTION = """\
 build: estimate a modified Kneser-Ney n-gram model with KenLM's lmplz from corpus files: *.jsonl (the
@@ -39,23 +41,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.set_defaults(func=run, lm_command=None)
     sub = parser.add_subparsers(dest="lm_command", metavar="{build,query}")
 
-    build = sub.add_parser("build", help="estimate an LM from corpus files",
-                           description="Estimate a modified Kneser-Ney LM (KenLM lmplz) from corpus files.")
-    build.add_argument("corpus", nargs="+", metavar="CORPUS",
+    build = sub.add_parser("build", help="estimate an LM from corpus files (= dualdecomp train --kind lm)",
+                           description="Estimate a modified Kneser-Ney LM (KenLM lmplz) from corpus files "
+                                       "(the same as dualdecomp train --kind lm --train CORPUS... "
+                                       "--out OUT).")
+    build.add_argument("train", nargs="+", metavar="CORPUS",
                        help="corpus files (.jsonl, .tsv[.gz] or plain text)")
     build.add_argument("out", metavar="OUT", help="output model file (KenLM binary, or ARPA with --arpa)")
-    build.add_argument("--order", type=int, default=3, help="n-gram order (default: %(default)s)")
-    build.add_argument("--prune", type=int, nargs="+", default=None, metavar="N",
-                       help="lmplz --prune thresholds per order, e.g. --prune 0 0 1 "
-                            "(drop singleton trigrams)")
-    build.add_argument("--arpa", action="store_true", help="write an ARPA file instead of a binary trie")
-    build.add_argument("--no-quantize", action="store_true",
-                       help="do not quantise the binary to 8 bits (-q 8 -b 8)")
-    build.add_argument("--memory", default="20%", help="lmplz sorting memory -S (default: %(default)s)")
-    build.add_argument("--lmplz", default=None, metavar="DIR",
-                       help="directory holding lmplz and build_binary (default: $DUALDECOMP_LMPLZ_DIR, "
-                            "PATH, then <repo>/.tools/bin)")
     build.set_defaults(func=run)
+    defer(build, _add_build_options)
 
     query = sub.add_parser("query", help="score pre-tokenised text with an LM",
                            description="Print the LM tokens and log10 probability of each TEXT "
@@ -94,22 +88,16 @@ def run(args: argparse.Namespace) -> int:
     raise InputError("missing subcommand: dualdecomp lm {build,query} ... (see dualdecomp lm --help)")
 
 
-def _build(args: argparse.Namespace) -> int:
-    # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences, read_corpus_sentences
+def _add_build_options(parser: argparse.ArgumentParser, args: list[str]) -> None:
+    """lmplz's options, declared by the ``lm`` kind (the same as ``dualdecomp train --kind lm``)."""
+    # lazy: the lm kind loads KenLM and the trigram solver; keeps `dualdecomp --help` fast
+    from dualdecomp.models.lm.kind import add_build_options
 
-    for path in args.corpus:
-        read_corpus_sentences(path)  # checks that every file exists before the long run
-    out = Path(args.out)
-    if out.is_dir():
-        raise InputError(f"OUT is a directory: {out}")
-    built = build_lm_report(read_corpora_sentences(args.corpus), out, order=args.order, prune=args.prune,
-                            binary=not args.arpa, quantize=not args.no_quantize, memory=args.memory,
-                            lmplz=args.lmplz)
-    print(json.dumps({"path": str(built.path), "order": built.order, "counts": list(built.counts),
-                      "sentences": built.sentences, "tokens": built.tokens, "bytes": built.size_bytes,
-                      "seconds": round(built.seconds, 3)}))
-    return 0
+    add_build_options(parser)
+
+
+def _build(args: argparse.Namespace) -> int:
+    return run_trainer(get_trainer("lm"), args)
 
 
 def _query(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """``dualdecomp t3``: train and evaluate the tree transducer (Cohn & Lapata 2009) on a C&L corpus.
 
-``t3 train --train FILE --dev FILE --out DIR``: parse both sides with spaCy, convert to phrase structure,
+``t3 train --train FILE --dev FILE --out DIR`` (the same as ``dualdecomp train --kind transducer``): parse
+both sides with spaCy, convert to phrase structure,
 extract the STSG, find gold derivations (maximum rules), train the rule weights (loss-augmented large-margin
 SGD, or the averaged perceptron), choose λ and the epoch on dev (bigram F1 at gold length) and save the
 model (:mod:`dualdecomp.models.transducer.pipeline`). ``--loss`` picks the SSVM loss of Cohn & Lapata §3.6
@@ -24,8 +25,11 @@ import sys
 import time
 from pathlib import Path
 
+from dualdecomp.app.commands.deferred_parser import DeferredParser, defer
+from dualdecomp.app.commands.train import run_trainer
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.locations import default_model_dir
+from dualdecomp.models.registry import get_trainer
 
 DEFAULT_LM = default_model_dir() / "lm.binary"
 
@@ -45,23 +49,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(func=run, t3_command=None)
     sub = parser.add_subparsers(dest="t3_command", metavar="{train,evaluate}")
-    tr = sub.add_parser("train", help="extract a grammar and train T3")
-    tr.add_argument("--train", required=True, nargs="+", help="training corpora (JSONL)")
-    tr.add_argument("--dev", required=True, nargs="+", help="dev corpora (JSONL), for model selection")
-    tr.add_argument("--out", required=True, help="output model directory")
-    tr.add_argument("--depth", type=int, default=1, choices=(0, 1, 2), help="rule specialisation depth")
-    tr.add_argument("--method", default="ssvm", choices=("ssvm", "perceptron"))
-    tr.add_argument("--lam", type=float, nargs="+", default=[1e-4],
-                    help="SSVM regularisation values to try (chosen on dev)")
-    tr.add_argument("--epochs", type=int, default=4)
-    tr.add_argument("--loss", default="token", choices=("token", "ngram", "cfg", "edit", "f1"),
-                    help="SSVM loss (Cohn & Lapata 2009, §3.6); see dualdecomp.models.transducer.losses")
-    tr.add_argument("--limit", type=int, default=None, help="use only the first N training sentences")
-    tr.add_argument("--hash-bits", type=int, default=18)
-    tr.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for tuning the beam's LM weight "
-                    "('none' to skip)")
-    tr.add_argument("--seed", type=int, default=0)
+    tr = sub.add_parser("train", help="extract a grammar and train T3 (= dualdecomp train --kind transducer)")
+    tr.add_argument("--quiet", action="store_true", help="no progress messages")
     tr.set_defaults(func=run)
+    defer(tr, _add_train_arguments)
     ev = sub.add_parser("evaluate", help="evaluate a T3 model on a dev/test corpus")
     ev.add_argument("--model", required=True, help="model directory from `t3 train`")
     ev.add_argument("--dev", required=True, help="gold corpus (JSONL)")
@@ -77,20 +68,13 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _train(args) -> int:
-    # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.models.transducer.model import save_t3
-    from dualdecomp.models.transducer.pipeline import T3TrainingSettings, train_t3_model
+def _add_train_arguments(parser: argparse.ArgumentParser, args: list[str]) -> None:
+    """The transducer kind's training options (the same as ``dualdecomp train --kind transducer``)."""
+    get_trainer("transducer").add_arguments(parser)
 
-    settings = T3TrainingSettings(
-        train=tuple(args.train), dev=tuple(args.dev), depth=args.depth, method=args.method,
-        lams=tuple(args.lam), epochs=args.epochs, loss=args.loss, limit=args.limit, hash_bits=args.hash_bits,
-        lm=None if not args.lm or args.lm == "none" else args.lm, seed=args.seed)
-    t0 = time.time()
-    model = train_t3_model(settings, log=_log)
-    save_t3(model, args.out)
-    _log(f"saved {args.out} ({time.time() - t0:.0f}s)")
-    return 0
+
+def _train(args) -> int:
+    return run_trainer(get_trainer("transducer"), args)
 
 
 def _evaluate(args) -> int:
@@ -187,7 +171,7 @@ def run(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command standalone (``python -m dualdecomp.app.commands.t3 train ...``)."""
     parser = argparse.ArgumentParser(prog="dualdecomp")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_parser(parser.add_subparsers(dest="command", parser_class=DeferredParser))
     args = parser.parse_args(["t3", *(argv if argv is not None else sys.argv[1:])])
     return args.func(args)
 

