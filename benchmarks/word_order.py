@@ -8,17 +8,17 @@ Measurements (``--what``):
 * ``tree-beam``: the same conditions with ``--tree-beam K`` (APPROXIMATE): full trees ("dep100", "all")
   decoded by the tree beam DP (certified when nothing was pruned), the other inputs by best-first search
   at ``--timeout`` whose output is completed and re-ordered by the tree beam DP.
-* ``linearizer``: the full-tree conditions ordered by the model's head-domain linearizer
-  (``dualdecomp order``'s default decoder); with ``--second-stage linearizer`` also the other conditions,
-  by best-first search whose completed tree the linearizer orders (the default second stage, the tree
+* ``lineariser``: the full-tree conditions ordered by the model's head-domain lineariser
+  (``dualdecomp order``'s default decoder); with ``--second-stage lineariser`` also the other conditions,
+  by best-first search whose completed tree the lineariser orders (the default second stage, the tree
   beam DP, is ``tree-beam``'s).
 * ``curve``: BLEU of the words-only condition at each timeout of ``--curve`` (the paper's Figure 7), for
   best-first search alone and followed by the tree beam DP (``--curve-methods``).
 * ``exact``: on the full-tree ("all") inputs, how often the exact DP certifies the model's optimum and
   how the best-first output and the tree beam DP's (the first ``--tree-beam``) compare with it under the
   same model (same score, lower score).
-* ``linearizer-exact``: on the full-tree ("all") inputs, how often the head-domain linearizer's exact DP
-  with its LM term certifies within ``--linearizer-states`` states, and how its default beam search
+* ``lineariser-exact``: on the full-tree ("all") inputs, how often the head-domain lineariser's exact DP
+  with its LM term certifies within ``--lineariser-states`` states, and how its default beam search
   compares with the certified optimum under the same model (same order, same score, lower score; a
   higher score would mean a bug and is reported, never hidden).
 * ``lm-beam``: the conditions that give no head outside their units (words, POS, ``bnp``) ordered by the
@@ -28,6 +28,9 @@ Measurements (``--what``):
   are the gold ordering, search errors (the gold ordering scores higher under the model) and model
   errors (the output scores at least as high); sentences whose gold tree is not projective are counted
   apart (``dualdecomp.models.ordering.paper.diagnosis``).
+Names the rows share with older records keep their old spelling (the ``lineariser`` rows' ``tree_beam``
+value ``"linearizer"``, the fields ``linearizer_lm_weight`` and ``linearizer_states``, the measure
+``linearizer_exact_vs_beam``); the old spellings of the options and ``--what`` values are still accepted.
 The model decodes with its LM term (``--lm``, ``--lm-weight``; default: the weight stored in the model).
 The grid the stored weight was chosen from is printed by ``dualdecomp order select-lm``.
 
@@ -53,11 +56,17 @@ import resource
 import time
 from dataclasses import replace
 
+from dualdecomp.app.commands.old_spellings import add_old_spelling
 from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.evaluation.ordering import CONDITIONS, certified_share, evaluate, score, text_scores
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.bag_lm.search import LMTerm, lm_beam_decode
-from dualdecomp.models.ordering.decoding.config import DEFAULT_TREE_BEAM, ExactConfig
+from dualdecomp.models.ordering.decoding.config import (
+    DEFAULT_TREE_BEAM,
+    SECOND_STAGES,
+    ExactConfig,
+    second_stage_name,
+)
 from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
 from dualdecomp.models.ordering.paper.diagnosis import (
     GOLD,
@@ -68,6 +77,10 @@ from dualdecomp.models.ordering.paper.diagnosis import (
 )
 from dualdecomp.models.ordering.paper.exact import exact_linearisation
 from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
+
+LINEARISER_LABEL = "linearizer"  # old spelling kept: the rows' "tree_beam" value, as in the recorded runs
+OLD_MEASURES = {"linearizer": "lineariser", "linearizer-exact": "lineariser-exact"}  # old spelling kept
+"""Old spellings of ``--what`` values, still accepted."""
 
 
 def peak_mb() -> float:
@@ -163,14 +176,16 @@ def main() -> None:
     parser.add_argument("--exact-states", type=int, default=100_000)
     parser.add_argument("--tree-beam", type=int, nargs="+", default=[DEFAULT_TREE_BEAM],
                         help="beam sizes of the tree beam DP (--what tree-beam)")
-    parser.add_argument("--linearizer-states", type=int, default=0,
-                        help="state limit of the linearizer's exact DP with its LM term (0: beam only)")
-    parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
-                        help="second stage of --what linearizer for inputs without a full tree")
-    parser.add_argument("--what", nargs="+",
-                        choices=("conditions", "tree-beam", "linearizer", "linearizer-exact", "curve",
+    states = parser.add_argument("--lineariser-states", type=int, default=0,
+                                 help="state limit of the lineariser's exact DP with its LM term (0: beam "
+                                      "only)")
+    add_old_spelling(parser, "--linearizer-states", states)
+    parser.add_argument("--second-stage", type=second_stage_name, choices=SECOND_STAGES, default="tree-beam",
+                        help="second stage of --what lineariser for inputs without a full tree")
+    parser.add_argument("--what", nargs="+", type=_measure_name,
+                        choices=("conditions", "tree-beam", "lineariser", "lineariser-exact", "curve",
                                  "exact", "errors", "lm-beam"),
-                        default=["conditions", "tree-beam", "linearizer", "lm-beam", "curve", "exact"])
+                        default=["conditions", "tree-beam", "lineariser", "lm-beam", "curve", "exact"])
     parser.add_argument("--lm", default=None, help="KenLM model (default: the embedded compression trigram)")
     parser.add_argument("--lm-weight", type=float, default=None, help="default: the model's stored weight")
     parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
@@ -196,7 +211,7 @@ def main() -> None:
         return
     timeout = None if args.max_expansions is not None else args.timeout
 
-    decoder = with_decoding_lm(load_decoder(args.model), args.lm, args.lm_weight, args.linearizer_states)
+    decoder = with_decoding_lm(load_decoder(args.model), args.lm, args.lm_weight, args.lineariser_states)
     model, lm = decoder.model, decoder.lm
     lm_weight = lm.weight if lm is not None else 0.0
     dev = read_conllu_examples(args.dev, limit=args.start + max(args.sentences, args.curve_sentences))
@@ -207,10 +222,10 @@ def main() -> None:
         base["units_lm_weight"] = decoder.units_lm.weight
     if args.tree_beam_attachments is not None:
         base["tree_beam_attachments"] = args.tree_beam_attachments
-    if decoder.linearizer is not None:
-        linearizer_lm = decoder.linearizer.lm
-        base["linearizer_lm_weight"] = linearizer_lm.weight if linearizer_lm is not None else 0.0
-        base["linearizer_states"] = args.linearizer_states
+    if decoder.lineariser is not None:
+        lineariser_lm = decoder.lineariser.lm
+        base["linearizer_lm_weight"] = lineariser_lm.weight if lineariser_lm is not None else 0.0
+        base["linearizer_states"] = args.lineariser_states
     search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
 
     if "conditions" in args.what:
@@ -228,15 +243,15 @@ def main() -> None:
         bound = args.tree_beam_attachments
         decoders += [(beam, ExactConfig(max_states=None, beam=beam, beam_attachments=bound))
                      for beam in args.tree_beam]
-    if "linearizer" in args.what:
-        if decoder.linearizer is None:
-            raise SystemExit(f"{args.model} has no head-domain linearizer (order train-linearizer)")
-        decoders.append(("linearizer", ExactConfig(max_states=None, beam=args.tree_beam[0], linearizer=True,
-                                                   second_stage=args.second_stage)))
+    if "lineariser" in args.what:
+        if decoder.lineariser is None:
+            raise SystemExit(f"{args.model} has no head-domain lineariser (order train-lineariser)")
+        decoders.append((LINEARISER_LABEL, ExactConfig(max_states=None, beam=args.tree_beam[0],
+                                                       lineariser=True, second_stage=args.second_stage)))
     for label, config in decoders:
         examples = dev[:args.sentences]
         conditions = args.conditions
-        if label == "linearizer" and config.second_stage == "tree-beam":  # the others: as --what tree-beam
+        if label == LINEARISER_LABEL and config.second_stage == "tree-beam":  # others: as --what tree-beam
             conditions = [c for c in conditions if CONDITIONS[c][1] == 1.0]
         for condition in conditions:
             scores, results = evaluate(examples, lambda inp, c=config: decoder.decode(inp, search, c),
@@ -312,8 +327,8 @@ def main() -> None:
                "tree_beam": args.tree_beam[0], "tree_beam_same_score": beam_same,
                "tree_beam_on_certified": score(exact_examples, beam_results, beam_seconds).as_json()})
 
-    if "linearizer-exact" in args.what:
-        _linearizer_exact(decoder, dev[:args.sentences], args, base)
+    if "lineariser-exact" in args.what:
+        _lineariser_exact(decoder, dev[:args.sentences], args, base)
 
     if "errors" in args.what:
         examples = dev[:args.sentences]
@@ -328,6 +343,11 @@ def main() -> None:
                 counts[error_kind(gold, exact_linearisation(model, inp, beam=beam, lm=lm).best)] += 1
             _emit({**base, "measure": "errors", "condition": "all", "tree_beam": beam,
                    "sentences": len(examples), **counts})
+
+
+def _measure_name(value: str) -> str:
+    """A ``--what`` value, its old spelling (:data:`OLD_MEASURES`) accepted."""
+    return OLD_MEASURES.get(value, value)
 
 
 def _lm_beam(decoder, examples, args, base: dict) -> None:
@@ -353,13 +373,13 @@ def _lm_beam(decoder, examples, args, base: dict) -> None:
                 _write_outputs(args.outputs, condition, f"lm-beam-{beam}", examples, results)
 
 
-def _linearizer_exact(decoder, examples, args, base: dict) -> None:
-    """The ``linearizer-exact`` measure: certificates of the linearizer's exact DP with its LM term, and the
+def _lineariser_exact(decoder, examples, args, base: dict) -> None:
+    """The ``lineariser-exact`` measure: certificates of the lineariser's exact DP with its LM term, and the
     beam search's outputs against them."""
-    if decoder.linearizer is None or decoder.linearizer.lm is None or args.linearizer_states < 1:
-        raise SystemExit("--what linearizer-exact needs a linearizer with its LM term and "
-                         "--linearizer-states N")
-    exact, beam = decoder.linearizer, replace(decoder.linearizer, lm_states=0)
+    if decoder.lineariser is None or decoder.lineariser.lm is None or args.lineariser_states < 1:
+        raise SystemExit("--what lineariser-exact needs a lineariser with its LM term and "
+                         "--lineariser-states N")
+    exact, beam = decoder.lineariser, replace(decoder.lineariser, lm_states=0)
     counts = {"certified": 0, "beam_same_order": 0, "beam_same_score": 0, "beam_lower": 0, "beam_higher": 0}
     gaps, seconds = [], 0.0
     for k, ex in enumerate(examples):

@@ -1,25 +1,6 @@
-"""Detokenisation of a compression of raw text."""
+"""Old module name of :mod:`dualdecomp.data.detokenise` (old spelling kept), only until
+``dualdecomp/app/compressor.py`` imports the new name; not part of the documented API."""
 
-from __future__ import annotations
+from dualdecomp.data.detokenise import detokenise as detokenize  # old spelling kept
 
-import numpy as np
-
-from dualdecomp.data.sentence import Sentence
-
-
-def detokenize(sentence: Sentence, keep: np.ndarray) -> str:
-    """Join the kept tokens with the spacing of the original text.
-
-    A kept token b is preceded by a space exactly when it was in the original text (token b-1 was
-    followed by whitespace): a token keeps its own attachment to the left. Dropping ``,`` from
-    ``Hello, world`` gives ``Hello world``, and dropping ``, world`` from ``Hello, world!`` gives
-    ``Hello!``.
-    """
-    kept = np.flatnonzero(np.asarray(keep, dtype=bool))
-    parts: list[str] = []
-    for t, k in enumerate(kept):
-        if t:
-            if sentence.spaces[k - 1]:
-                parts.append(" ")
-        parts.append(sentence.tokens[k])
-    return "".join(parts)
+__all__ = ["detokenize"]  # old spelling kept

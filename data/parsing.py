@@ -170,7 +170,7 @@ def parse_unique(token_lists: Iterable[Sequence[str]], batch_size: int = 256,
     return out
 
 
-def tokenize_text(text: str, split: bool = False) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
+def tokenise_text(text: str, split: bool = False) -> list[tuple[tuple[str, ...], tuple[bool, ...]]]:
     """Tokenise raw text with spaCy: the tokens and the original spacing of each (sentence of the) text.
 
     Parameters

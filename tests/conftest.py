@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# Every property test is derandomized (the same examples on every run: CI never flakes on a new seed)
+# Every property test is derandomised (the same examples on every run: CI never flakes on a new seed)
 # and has no per-example deadline (numba compilation and a loaded CI machine would trip it).
 settings.register_profile("dualdecomp", derandomize=True, deadline=None)
 settings.load_profile("dualdecomp")

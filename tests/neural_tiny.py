@@ -53,7 +53,7 @@ def tiny_pair_head(hidden: int, rank: int, seed: int) -> PairHead:
                     empty=float(r(1)[0]))
 
 
-def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False, max_positions: int = 32,
+def write_tiny_scorer(directory: Path, seed: int = 0, quantise: bool = False, max_positions: int = 32,
                       pair_rank: int = 0) -> tuple[EncoderConfig, dict, np.ndarray, float]:
     """Write a tiny random scorer to ``directory`` (with a random pair head of ``pair_rank`` > 0); return
     its config, parameters and head."""
@@ -66,7 +66,7 @@ def write_tiny_scorer(directory: Path, seed: int = 0, quantize: bool = False, ma
     head_w, head_b = rng.normal(size=8).astype(np.float32), float(rng.normal())
     pair = tiny_pair_head(8, pair_rank, seed + 2) if pair_rank else None
     save_neural_model(directory, config, params, head_w, head_b, directory / "tok.json",
-                      meta={"test": True}, quantize=quantize, pair=pair)
+                      meta={"test": True}, quantise=quantise, pair=pair)
     (directory / "tok.json").unlink()
     return config, params, head_w, head_b
 

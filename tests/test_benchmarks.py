@@ -75,10 +75,10 @@ def test_word_order_join_scores_a_split_run_as_one(tmp_path):
     assert again.returncode != 0 and "decoded twice" in again.stderr
 
 
-def test_word_order_linearizer_exact_counts_every_certified_sentence_once(tmp_path):
-    """--what linearizer-exact: each certified sentence's beam output is one of same / same score / lower."""
-    base = [*word_order_command(tmp_path), "--sentences", "2", "--what", "linearizer-exact"]
-    out = subprocess.run(base + ["--linearizer-states", "100000"], cwd=tmp_path, capture_output=True,
+def test_word_order_lineariser_exact_counts_every_certified_sentence_once(tmp_path):
+    """--what lineariser-exact: each certified sentence's beam output is one of same / same score / lower."""
+    base = [*word_order_command(tmp_path), "--sentences", "2", "--what", "lineariser-exact"]
+    out = subprocess.run(base + ["--lineariser-states", "100000"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     (record,) = [json.loads(line) for line in out.stdout.splitlines()]
@@ -87,7 +87,7 @@ def test_word_order_linearizer_exact_counts_every_certified_sentence_once(tmp_pa
     parts = ("beam_same_order", "beam_same_score", "beam_lower", "beam_higher")
     assert sum(record[k] for k in parts) == record["certified"] and record["beam_higher"] == 0
     refused = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
-    assert refused.returncode != 0 and "--linearizer-states" in refused.stderr
+    assert refused.returncode != 0 and "--lineariser-states" in refused.stderr
 
 
 def test_word_order_features_compares_python_and_compiled_features_in_one_run(tmp_path):

@@ -17,7 +17,7 @@ from dualdecomp.models.transducer.extraction import (
     extract_grammar,
     extract_rules,
 )
-from dualdecomp.models.transducer.features import RuleFeaturizer, rule_feature_strings
+from dualdecomp.models.transducer.features import RuleFeaturiser, rule_feature_strings
 from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.solvers.transducer.grammar import (
     Grammar,
@@ -175,5 +175,5 @@ def test_table2_features():
     assert feats[("nt.src_only", "CD")] == 1 and feats[("nt.src_only", "ADJP")] == 1
     assert feats[("nt.both", "NNS")] == 1
     assert feats[("length.diff", "")] == 2 and feats[("length.shorter", "")] == 1
-    idx, val = RuleFeaturizer(16)(rule)
+    idx, val = RuleFeaturiser(16)(rule)
     assert idx.shape == val.shape and (idx > 0).all() and (idx < 1 << 16).all()

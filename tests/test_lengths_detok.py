@@ -7,7 +7,7 @@ import pytest
 
 from dualdecomp.app.length_request import parse_length
 from dualdecomp.core.errors import InputError
-from dualdecomp.data.detokenize import detokenize
+from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.sentence import Sentence
 
 
@@ -49,9 +49,9 @@ def _sent(tokens, spaces):
     return Sentence(tuple(tokens), ("X",) * n, ("X",) * n, (0,) * n, ("dep",) * n, tuple(spaces))
 
 
-def test_detokenize_spacing() -> None:
+def test_detokenise_spacing() -> None:
     s = _sent(["Hello", ",", "world", "!"], [False, True, False, False])
-    assert detokenize(s, np.array([1, 1, 1, 1], bool)) == "Hello, world!"
-    assert detokenize(s, np.array([1, 0, 1, 1], bool)) == "Hello world!"
-    assert detokenize(s, np.array([1, 0, 0, 1], bool)) == "Hello!"
-    assert detokenize(s, np.array([0, 0, 0, 0], bool)) == ""
+    assert detokenise(s, np.array([1, 1, 1, 1], bool)) == "Hello, world!"
+    assert detokenise(s, np.array([1, 0, 1, 1], bool)) == "Hello world!"
+    assert detokenise(s, np.array([1, 0, 0, 1], bool)) == "Hello!"
+    assert detokenise(s, np.array([0, 0, 0, 0], bool)) == ""

@@ -1,6 +1,6 @@
 """The neural scorer: numpy encoder against a loop oracle, the onnxruntime encoder against the numpy one,
 word pieces and windows, export/import round
-trip, quantization, the ``neural`` component against brute force and the ILP, bad model files."""
+trip, quantisation, the ``neural`` component against brute force and the ILP, bad model files."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, default_threads
 from dualdecomp.models.neural.pieces import MAX_PIECES_PER_WORD, Pieces
-from dualdecomp.models.neural.store import load_neural_model, quantize_rows
+from dualdecomp.models.neural.store import load_neural_model, quantise_rows
 from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.unary import Unary
 from tests.neural_tiny import (
@@ -107,15 +107,15 @@ def test_backend_from_the_environment(tiny, monkeypatch) -> None:
         load_neural_model(tiny[0])
 
 
-def test_quantized_export_is_close_and_four_times_smaller(tmp_path) -> None:
-    full, _, _, _ = write_tiny_scorer(tmp_path / "f", seed=5, quantize=False)
-    write_tiny_scorer(tmp_path / "q", seed=5, quantize=True)
+def test_quantised_export_is_close_and_four_times_smaller(tmp_path) -> None:
+    full, _, _, _ = write_tiny_scorer(tmp_path / "f", seed=5, quantise=False)
+    write_tiny_scorer(tmp_path / "q", seed=5, quantise=True)
     a = load_neural_model(tmp_path / "f").keep_logits(SENTENCE)
     b = load_neural_model(tmp_path / "q").keep_logits(SENTENCE)
     assert not np.array_equal(a, b) and np.abs(a - b).max() < 0.1 * (1 + np.abs(a).max())
     m = np.random.default_rng(1).normal(size=(50, 20)).astype(np.float32)
     m[3] = 0.0
-    q, scale = quantize_rows(m)
+    q, scale = quantise_rows(m)
     assert q.dtype == np.int8
     assert np.all(np.abs(q.astype(np.float32) * scale[:, None] - m) <= scale[:, None] / 2 + 1e-7)
     assert scale[3] == 1.0 and not q[3].any()

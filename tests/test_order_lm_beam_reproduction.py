@@ -17,7 +17,7 @@ import pytest
 from dualdecomp.app.cli import main
 from dualdecomp.models.lm.default import SOURCES
 from tests.ordering_oracles import EWT, SHARED_DATA
-from tests.test_order_linearizer_reproduction import SHIPPED, makefile_recipe
+from tests.test_order_lineariser_reproduction import SHIPPED, makefile_recipe
 
 LM_BEAM_FILES = ("lm_beam.binary", "lm_beam_cased.binary", "lm_beam.json")
 NEEDED = [SHARED_DATA / s for s in SOURCES] + [EWT / "en_ewt-ud-train.conllu", EWT / "en_ewt-ud-dev.conllu"]

@@ -69,7 +69,7 @@ def load(loader, d):
     if loader == "t3":
         from dualdecomp.models.transducer.model import load_t3
         return load_t3(d)
-    if loader == "order":  # the decoder: the model with the linearizer and the LM beam beside it
+    if loader == "order":  # the decoder: the model with the lineariser and the LM beam beside it
         from dualdecomp.models.ordering.decoding.load import load_decoder
         return load_decoder(d)
     raise AssertionError(loader)

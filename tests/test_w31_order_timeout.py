@@ -1,7 +1,7 @@
 """W3.1 item 9: one deadline per input bounds every word-ordering decoder (``order --timeout``).
 
 Each decoder checks the input's ``Deadline`` and, once it has passed, returns what it has — the beam DPs,
-the linearizer and the LM beam finished greedily, the exact DPs with no output — labelled in
+the lineariser and the LM beam finished greedily, the exact DPs with no output — labelled in
 ``OrderingResult.stopped`` (``"timed_out": true`` and a ``"note"`` in the row) and never certified. No
 wall-clock threshold: the deadlines here have already passed, or pass after a set number of checks (a
 fake clock, ``dualdecomp.core.deadline.monotonic`` patched), and a deadline that never passes must not
@@ -37,7 +37,7 @@ from dualdecomp.models.ordering.paper.refine import completed_tree, refine
 from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
 from dualdecomp.solvers.ordering.domain_order import beam_domain_order, greedy_domain_order, order_score
 from tests.ordering_oracles import random_model
-from tests.test_order_linearizer import projective_orders, random_linearizer
+from tests.test_order_lineariser import projective_orders, random_lineariser
 from tests.test_order_search import _check_constraints, constrained_bags
 from tests.test_order_units import _keeps_units, unit_inputs
 
@@ -132,7 +132,7 @@ def test_a_deadline_that_never_passes_changes_no_dp_result():
 
 def _unit_tables(rng, n: int, chain: tuple[int, ...]):
     """Random domain tables in which ``chain`` must come out contiguous and in order (as
-    ``linearizer.features.constrained_tables`` makes them)."""
+    ``lineariser.features.constrained_tables`` makes them)."""
     side, pair, start, end = rng.normal(size=(n, 2)), rng.normal(size=(n, n)), rng.normal(size=n), \
         rng.normal(size=n)
     for a, b in itertools.pairwise(chain):
@@ -175,10 +175,10 @@ def test_the_domain_beam_search_completes_its_best_prefix_greedily(clock, checks
         .order.tolist() == beam_domain_order(side, pair, start, end, 2, 4, bonus).order.tolist()
 
 
-# --- the head-domain linearizer ---------------------------------------------------------------------
+# --- the head-domain lineariser ---------------------------------------------------------------------
 
-def test_the_linearizer_orders_the_domains_left_greedily(clock):
-    lin, inp = random_linearizer(5), full_tree(pos=False)
+def test_the_lineariser_orders_the_domains_left_greedily(clock):
+    lin, inp = random_lineariser(5), full_tree(pos=False)
     found = lin.linearise(inp.words, inp.pos, inp.heads, exact_limit=2, deadline=clock.passing_after(1))
     assert found.order in set(projective_orders(inp.heads)) and not found.certified
     assert "head domains ordered greedily at the deadline" in found.stopped
@@ -186,9 +186,9 @@ def test_the_linearizer_orders_the_domains_left_greedily(clock):
     assert free == lin.linearise(inp.words, inp.pos, inp.heads, exact_limit=2) and not free.stopped
 
 
-def test_the_linearizer_with_its_lm_gives_up_its_exact_dp_and_its_beam(clock, default_lm):
+def test_the_lineariser_with_its_lm_gives_up_its_exact_dp_and_its_beam(clock, default_lm):
     inp = full_tree()
-    lin = replace(random_linearizer(6), lm_states=1_000_000).with_lm(OrderingLM(default_lm, 1.0))
+    lin = replace(random_lineariser(6), lm_states=1_000_000).with_lm(OrderingLM(default_lm, 1.0))
     found = lin.linearise(inp.words, inp.pos, inp.heads, deadline=clock.passing_after(10))
     assert found.order in set(projective_orders(inp.heads)) and not found.certified
     assert "exact DP with its LM term (gave up" in found.stopped and "greedily" in found.stopped
@@ -223,7 +223,7 @@ def test_the_second_stage_attaches_loose_parts_to_the_root_and_finishes_greedily
     assert result.complete and len(result.order) == len(inp)
     _labelled(result, "best-first search (stopped after 0 pops")
     assert "the tree beam DP (finished greedily" in result.as_json()["note"]
-    relinearised = relinearise(model, random_linearizer(8), inp, first, EXPIRED)
+    relinearised = relinearise(model, random_lineariser(8), inp, first, EXPIRED)
     _labelled(relinearised, "head domains ordered greedily")
     assert relinearised.complete and sorted(relinearised.order) == list(range(len(inp)))
 
@@ -237,12 +237,12 @@ def test_the_second_stage_attaches_loose_parts_to_the_root_and_finishes_greedily
        config=st.sampled_from([
            ExactConfig(max_states=None, beam=4),
            ExactConfig(max_states=50, beam=4),
-           ExactConfig(max_states=None, beam=4, linearizer=True, second_stage="linearizer"),
-           ExactConfig(max_states=100_000, beam=4, linearizer=True),
+           ExactConfig(max_states=None, beam=4, lineariser=True, second_stage="lineariser"),
+           ExactConfig(max_states=100_000, beam=4, lineariser=True),
        ]))
 def test_the_decoder_cut_anywhere_keeps_every_constraint_and_labels_what_it_cut(clock, inp, seed, checks,
                                                                                 config):
-    decoder = OrderingDecoder(random_model(seed), linearizer=random_linearizer(seed + 1))
+    decoder = OrderingDecoder(random_model(seed), lineariser=random_lineariser(seed + 1))
     result = decoder.decode(inp, NO_CLOCK, config, deadline=clock.passing_after(checks))
     _check_constraints(inp, result)
     assert result.complete and len(result.order) == len(inp)
@@ -271,8 +271,8 @@ def large_inputs(tmp_path_factory, corpora):
 @pytest.mark.parametrize("options, stages", [
     ([], ["the LM beam search", "head domains ordered greedily"]),
     (["--lm-beam", "0"], ["best-first search", "completing the tree", "the tree beam DP"]),
-    (["--lm-beam", "0", "--second-stage", "linearizer"], ["best-first search", "head domains"]),
-    (["--lm-beam", "0", "--no-linearizer", "--exact"], ["best-first search", "the exact DP (gave up",
+    (["--lm-beam", "0", "--second-stage", "lineariser"], ["best-first search", "head domains"]),
+    (["--lm-beam", "0", "--no-lineariser", "--exact"], ["best-first search", "the exact DP (gave up",
                                                          "the tree beam DP"]),
 ])
 def test_a_tiny_timeout_gives_labelled_complete_rows(large_inputs, capsys, options, stages):

@@ -2,11 +2,11 @@
 between its folders, counting imports inside functions and under ``TYPE_CHECKING``; its input reading
 imports no model; the shipped model directory loads as one decoder.
 
-Run on the code of cc6e488 (before W3.2 item 1) all three fail: the six modules model, linearizer,
-linearizer_exact, lm_feature, lm_beam and search were one circle (model -> linearizer -> lm_feature ->
-model through a ``TYPE_CHECKING`` import; model -> lm_beam -> search -> model through a lazy one), the
-flat folder had no subfolders, and there was no decoder object (``OrderingModel`` carried the linearizer
-and the LM beam).
+Run on the code of cc6e488 (before W3.2 item 1) all three fail: the six modules model, lineariser,
+lineariser_exact (both spelt -ize then), lm_feature, lm_beam and search were one circle (model ->
+lineariser -> lm_feature -> model through a ``TYPE_CHECKING`` import; model -> lm_beam -> search -> model
+through a lazy one), the flat folder had no subfolders, and there was no decoder object
+(``OrderingModel`` carried the lineariser and the LM beam).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def folder(module: str) -> str:
-    """The folder of a task module: models.ordering's subpackages (paper, linearizer, ...) one each."""
+    """The folder of a task module: models.ordering's subpackages (paper, lineariser, ...) one each."""
     parts = module.split(".")
     if module.startswith("dualdecomp.models.ordering.") and len(parts) > 4:
         return ".".join(parts[:4])
@@ -97,5 +97,5 @@ def test_the_shipped_model_loads_as_one_decoder():
     from dualdecomp.models.ordering.decoding.load import load_decoder, with_decoding_lm
 
     decoder = with_decoding_lm(load_decoder(word_order_model_dir()))
-    assert decoder.linearizer is not None and decoder.lm_beam is not None and decoder.lm is not None
-    assert not hasattr(decoder.model, "linearizer") and not hasattr(decoder.model, "lm")
+    assert decoder.lineariser is not None and decoder.lm_beam is not None and decoder.lm is not None
+    assert not hasattr(decoder.model, "lineariser") and not hasattr(decoder.model, "lm")

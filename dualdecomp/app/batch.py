@@ -40,7 +40,7 @@ from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
 from dualdecomp.data.line_reader import CHUNK_BYTES, RawLine, open_lines, read_bounded_lines
-from dualdecomp.data.parsing import PIPELINES, load_pipeline, parse_tokens, tokenize_text
+from dualdecomp.data.parsing import PIPELINES, load_pipeline, parse_tokens, tokenise_text
 
 INPUT_FORMATS = ("jsonl", "text")
 OUTPUT_FORMATS = ("jsonl", "text")
@@ -198,7 +198,7 @@ def _text_items(line: str, raw: bytes, lineno: int, loc: str,
                 split: bool) -> list[tuple[CorpusItem | dict, str]]:
     """The items of one plain-text line (one, or one per sentence with ``split``)."""
     try:
-        pieces = tokenize_text(line, split)
+        pieces = tokenise_text(line, split)
         if split:
             return [(CorpusItem(f"{lineno}.{k}", toks, spaces=spaces), line_hash(raw + b"\0%d" % k))
                     for k, (toks, spaces) in enumerate(pieces, start=1)]

@@ -79,7 +79,7 @@ class FileLimit:
 
 
 JSON_FILE = FileLimit("JSON model file", 32 * _MIB)
-"""Specs, configurations, manifests, tokenizers, the linearizer's tag table: the largest shipped is 0.47 MB
+"""Specs, configurations, manifests, tokenizers, the lineariser's tag table: the largest shipped is 0.47 MB
 (``neural/tokenizer.json``; the word-order ``model.json``: 0.45 MB)."""
 
 ARRAY_FILE = FileLimit("array or grammar file", MAX_DECOMPRESSED_BYTES)

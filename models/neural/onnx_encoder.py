@@ -44,7 +44,7 @@ def default_threads() -> int:
 
 
 def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
-    """The encoder's forward pass as a serialized ONNX model whose weights stay outside it.
+    """The encoder's forward pass as a serialised ONNX model whose weights stay outside it.
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         self.threads = _shared_pool(default_threads() if threads is None else threads)
         options.use_per_session_threads = False
-        options.log_severity_level = 3  # errors only: no optimizer notes on the user's terminal
+        options.log_severity_level = 3  # errors only: no optimiser notes on the user's terminal
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         graph, weights = encoder_graph(encoder)
         self._weights = weights  # the session reads these buffers in place: keep them alive

@@ -2,9 +2,9 @@
 
 ``weights.npz`` holds every encoder parameter under its Hugging Face name and the head (``head.weight``
 (hidden,), ``head.bias`` ()) and, when the scorer has one, the pair head (``pair.*``, float32,
-:mod:`~dualdecomp.models.neural.pair_head`). With ``quantize=True`` each encoder matrix is stored as int8
+:mod:`~dualdecomp.models.neural.pair_head`). With ``quantise=True`` each encoder matrix is stored as int8
 rows with one float32 scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127),
-which divides the file by four; vectors stay float32. Loading dequantizes to float32. ``model.json`` holds
+which divides the file by four; vectors stay float32. Loading dequantises to float32. ``model.json`` holds
 the format, the encoder sizes, how words are normalised and the training record; ``MANIFEST.json`` the
 checksums.
 """
@@ -34,7 +34,7 @@ from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, onnx_available
 from dualdecomp.models.neural.pair_head import PairHead
 from dualdecomp.models.neural.pieces import Pieces
 
-__all__ = ["BACKENDS", "FORMAT", "load_neural_model", "quantize_rows", "save_neural_model"]
+__all__ = ["BACKENDS", "FORMAT", "load_neural_model", "quantise_rows", "save_neural_model"]
 
 FORMAT = "dualdecomp-neural"
 VERSION = 1
@@ -43,8 +43,8 @@ BACKENDS = ("auto", "onnxruntime", "numpy")
 BACKEND_VARIABLE = "DUALDECOMP_ENCODER"
 
 
-def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric int8 quantization of each row: ``matrix ≈ q * scale[:, None]``.
+def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 quantisation of each row: ``matrix ≈ q * scale[:, None]``.
 
     Returns
     -------
@@ -61,7 +61,7 @@ def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
                       params: Mapping[str, np.ndarray], head_weight: np.ndarray, head_bias: float,
                       tokenizer: str | os.PathLike[str], meta: Mapping[str, Any] | None = None,
-                      quantize: bool = True, pair: PairHead | None = None) -> Path:
+                      quantise: bool = True, pair: PairHead | None = None) -> Path:
     """Write a neural scorer to ``directory`` (created if needed), file by file atomically.
 
     Parameters
@@ -78,7 +78,7 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
         The encoder's ``tokenizer.json`` (copied).
     meta : mapping, optional
         Training record (JSON-ready).
-    quantize : bool
+    quantise : bool
         Store matrices as int8 rows (see the module docstring).
     pair : PairHead, optional
         The pair head (:mod:`~dualdecomp.models.neural.pair_head`), stored as float32.
@@ -93,8 +93,8 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     arrays: dict[str, np.ndarray] = {}
     for name in config.parameter_shapes():
         value = np.asarray(params[name], dtype=np.float32)
-        if quantize and value.ndim == 2:
-            arrays[name], arrays[name + SCALE_SUFFIX] = quantize_rows(value)
+        if quantise and value.ndim == 2:
+            arrays[name], arrays[name + SCALE_SUFFIX] = quantise_rows(value)
         else:
             arrays[name] = value
     arrays["head.weight"] = np.asarray(head_weight, dtype=np.float32).reshape(config.hidden_size)
@@ -106,7 +106,7 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     atomic_write_bytes(out / "tokenizer.json", lambda fh: fh.write(tok_bytes))
     spec = {"format": FORMAT, "version": VERSION, "kind": "neural", "encoder": config.to_dict(),
             "normalisation": "a token with a digit becomes ##; the tokenizer lowercases",
-            "quantized": bool(quantize), "meta": dict(meta or {})}
+            "quantized": bool(quantise), "meta": dict(meta or {})}  # a file-format key: old spelling kept
     write_json(out / "model.json", spec)
     write_manifest(out)
     return out

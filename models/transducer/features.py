@@ -25,7 +25,7 @@ import numpy as np
 from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.solvers.transducer.grammar import NODE, VAR, WORD, Frag, Rule, format_frag
 
-__all__ = ["DROPPED", "TEMPLATES", "RuleFeaturizer", "rule_feature_strings"]
+__all__ = ["DROPPED", "TEMPLATES", "RuleFeaturiser", "rule_feature_strings"]
 
 TEMPLATES = ("type", "root.x", "root.y", "root.xy", "id.src", "id.tgt", "id.rule", "id.same",
              "unlex.src", "unlex.tgt", "unlex.rule", "unlex.same", "count", "words.tgt", "words.src",
@@ -99,7 +99,7 @@ def rule_feature_strings(rule: Rule) -> list[tuple[str, str, float]]:
     return feats
 
 
-class RuleFeaturizer:
+class RuleFeaturiser:
     """Hashed rule features, cached by rule key.
 
     Parameters

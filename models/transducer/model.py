@@ -27,7 +27,7 @@ from dualdecomp.core.model_files import (
 )
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
-from dualdecomp.models.transducer.features import RuleFeaturizer
+from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.training import edge_scores
 from dualdecomp.solvers.transducer.grammar import Grammar, load_grammar, save_grammar
 from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
@@ -62,7 +62,7 @@ class T3Model:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.featurizer = RuleFeaturizer(self.hash_bits)
+        self.featuriser = RuleFeaturiser(self.hash_bits)
         # source tree (text) -> (hypergraph, unit edge scores): matching a large grammar is the costly
         # part, and the configurations of a comparison table decode the same sentences again
         self._built: dict[str, tuple[Any, np.ndarray]] = {}
@@ -89,7 +89,7 @@ class T3Model:
             if len(self._built) >= self.CACHE_SIZE:
                 self._built.pop(next(iter(self._built)))
             hg = build_hypergraph(tree, self.grammar)
-            self._built[key] = (hg, edge_scores(hg, self.weights, self.featurizer))
+            self._built[key] = (hg, edge_scores(hg, self.weights, self.featuriser))
         hg, scores = self._built[key]
         if weight != 1.0:
             scores = float(weight) * scores

@@ -23,7 +23,7 @@ from dualdecomp.models.evaluation.compression import at_reference_lengths
 from dualdecomp.models.lm.model import LanguageModel
 from dualdecomp.models.transducer.data import tree_pairs
 from dualdecomp.models.transducer.extraction import extract_grammar
-from dualdecomp.models.transducer.features import RuleFeaturizer
+from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.model import T3Model
 from dualdecomp.models.transducer.training import TrainConfig, TrainStats, edge_scores, make_example, train
 from dualdecomp.solvers.transducer.grammar import GrammarConfig
@@ -115,7 +115,7 @@ def train_t3_model(settings: T3TrainingSettings, log: Callable[[str], None] = _q
     best = (-np.inf, None, None)
     stats = TrainStats()
     for lam in settings.lams if settings.method == "ssvm" else [0.0]:
-        feats = RuleFeaturizer(settings.hash_bits)
+        feats = RuleFeaturiser(settings.hash_bits)
 
         def on_epoch(epoch, w, lam=lam, feats=feats):
             t3s = [Transducer.from_hypergraph(hg, edge_scores(hg, w, feats)) for hg in dev_hgs]

@@ -34,7 +34,7 @@ import numpy as np
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.trees import Tree
-from dualdecomp.models.transducer.features import RuleFeaturizer
+from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.models.transducer.losses import LOSSES, Loss, make_loss
 from dualdecomp.solvers.transducer.grammar import Grammar
@@ -89,14 +89,14 @@ def example_loss(example: T3Example, kind: str) -> Loss:
     return make_loss(kind, example.source_words, example.target)
 
 
-def edge_scores(hg: Hypergraph, weights: np.ndarray, feats: RuleFeaturizer) -> np.ndarray:
+def edge_scores(hg: Hypergraph, weights: np.ndarray, feats: RuleFeaturiser) -> np.ndarray:
     """w·φ of every hyperedge."""
     rule_score = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
     drops = np.diff(hg.drop_ptr).astype(np.float64)
     return rule_score[hg.edge_rule] + weights[feats.dropped_index] * drops
 
 
-def derivation_features(hg: Hypergraph, edges: Sequence[int], feats: RuleFeaturizer, size: int
+def derivation_features(hg: Hypergraph, edges: Sequence[int], feats: RuleFeaturiser, size: int
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Sparse φ(d) as (indices, values) (indices may repeat)."""
     idx, val = [], []
@@ -182,7 +182,7 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
     (weights, dev scores per epoch)
     """
     size = 1 << config.hash_bits
-    feats = RuleFeaturizer(config.hash_bits)
+    feats = RuleFeaturiser(config.hash_bits)
     w = np.zeros(size)
     total = np.zeros(size)
     steps = 0

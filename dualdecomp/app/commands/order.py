@@ -9,8 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
+from dualdecomp.app.commands.old_spellings import add_old_spelling
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.locations import default_model_dir, word_order_model_dir
+from dualdecomp.models.ordering.decoding.config import SECOND_STAGES, second_stage_name
 
 DESCRIPTION = """\
 Order a bag of words into a sentence with a dependency tree (learning-guided best-first search of
@@ -20,15 +22,15 @@ ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words":
 The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
 the weight stored in the model by `order select-lm`, chosen on dev; inputs with ordered units have a
 weight of their own, `order select-lm --units`).
-Inputs with a complete tree are ordered by the model's head-domain linearizer (beyond the paper: each
+Inputs with a complete tree are ordered by the model's head-domain lineariser (beyond the paper: each
 head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
-with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --linearizer-states N an exact DP
-first, certified when it finishes within N states); --no-linearizer orders them with the paper model's tree
+with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --lineariser-states N an exact DP
+first, certified when it finishes within N states); --no-lineariser orders them with the paper model's tree
 beam DP (--tree-beam K, 64 by default: the exact DP keeping the K best states per step; APPROXIMATE,
 certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
 certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
-is completed (every word) and ordered again by the tree beam DP (--second-stage linearizer: by the
-linearizer). --tree-beam 0: best-first search alone, the paper's method. Bags that give no tag and no
+is completed (every word) and ordered again by the tree beam DP (--second-stage lineariser: by the
+lineariser). --tree-beam 0: best-first search alone, the paper's method. Bags that give no tag and no
 head outside their units are ordered by the model's LM beam search instead (beyond the paper: n-gram LMs
 alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned; --lm-beam 0: never,
 --lm-beam B: every input without heads outside its units, at beam B).
@@ -36,7 +38,7 @@ Output: one JSON line per input. A sentence block or line that cannot be read or
 {"id": ..., "error": ...} and the others go on; the exit code is then 2 (bad input).
 
 train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
-train-linearizer: the head-domain linearizer (averaged perceptron; epoch and LM weight chosen on dev).
+train-lineariser: the head-domain lineariser (averaged perceptron; epoch and LM weight chosen on dev).
 evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
 of Table 7 of the paper.
 select-lm: choose the LM weight on dev sentences (deterministic rule, README) and store it (--write).
@@ -71,7 +73,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--words", default=None, metavar="TEXT",
                         help="a bag of words separated by spaces (instead of --input)")
     sub = parser.add_subparsers(dest="order_command",
-                                metavar="{train,train-linearizer,evaluate,select-lm,build-lm-beam}")
+                                metavar="{train,train-lineariser,evaluate,select-lm,build-lm-beam}")
 
     train = sub.add_parser("train", help="train a word-order model (guided learning)")
     train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
@@ -97,8 +99,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
 
-    linear = sub.add_parser("train-linearizer",
-                            help="train the head-domain linearizer (orders full trees) into a model")
+    linear = sub.add_parser("train-lineariser", aliases=["train-linearizer"],  # old spelling kept
+                            help="train the head-domain lineariser (orders full trees) into a model")
     linear.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
     linear.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (epoch and LM weight)")
     linear.add_argument("--out", required=True, metavar="DIR",
@@ -112,7 +114,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="dev sentences used (default: %(default)s)")
     linear.add_argument("--lm-weights", type=float, nargs="+", default=[0.0, 1.0, 2.0, 4.0, 8.0, 16.0],
                         help="LM weights tried on dev with the chosen epoch (default: %(default)s)")
-    linear.set_defaults(func=run)
+    linear.set_defaults(func=run, order_command="train-lineariser")  # the same under its old name
 
     select = sub.add_parser("select-lm", help="choose the LM weight on dev and store it in the model")
     select.add_argument("--model", required=True, metavar="DIR",
@@ -202,19 +204,21 @@ def _decode_options(parser: argparse.ArgumentParser) -> None:
                         help="state limit of the exact DP before it gives up uncertified")
     parser.add_argument("--tree-beam", type=int, default=None, metavar="K",
                         help="beam of the paper model's tree DP, which completes best-first outputs (and "
-                             "decodes full trees with --no-linearizer; approximate; default 64, chosen on "
+                             "decodes full trees with --no-lineariser; approximate; default 64, chosen on "
                              "dev); 0 = best-first search alone")
     parser.add_argument("--tree-beam-attachments", type=int, default=None, metavar="N",
                         help="bound the tree beam DP's work per sentence without a clock: its beam is "
                              "halved until the tree's worst case of attachments (K^2 c(c+1) summed over "
                              "the nodes with c children) is at most N (default: no bound)")
-    parser.add_argument("--no-linearizer", action="store_true",
-                        help="order full trees with the tree beam DP instead of the model's head-domain "
-                             "linearizer")
-    parser.add_argument("--linearizer-states", type=int, default=0, metavar="N",
-                        help="with the linearizer's LM term, try its exact DP first (certified when it "
-                             "finishes within N states; default 0: the beam search only)")
-    parser.add_argument("--second-stage", choices=("tree-beam", "linearizer"), default="tree-beam",
+    no_lineariser = parser.add_argument("--no-lineariser", action="store_true",
+                                        help="order full trees with the tree beam DP instead of the model's "
+                                             "head-domain lineariser")
+    add_old_spelling(parser, "--no-linearizer", no_lineariser)
+    states = parser.add_argument("--lineariser-states", type=int, default=0, metavar="N",
+                                 help="with the lineariser's LM term, try its exact DP first (certified when "
+                                      "it finishes within N states; default 0: the beam search only)")
+    add_old_spelling(parser, "--linearizer-states", states)
+    parser.add_argument("--second-stage", type=second_stage_name, choices=SECOND_STAGES, default="tree-beam",
                         help="what orders the completed tree of a best-first output (default: %(default)s, "
                              "chosen on dev)")
     parser.add_argument("--lm-beam", type=int, default=None, metavar="B",
@@ -244,8 +248,8 @@ def run(args: argparse.Namespace) -> int:
         return _evaluate(args)
     if args.order_command == "select-lm":
         return _select_lm(args)
-    if args.order_command == "train-linearizer":
-        return _train_linearizer(args)
+    if args.order_command == "train-lineariser":
+        return _train_lineariser(args)
     if args.order_command == "build-lm-beam":
         return _build_lm_beam(args)
     return _decode(args)
@@ -271,17 +275,17 @@ def _decoder(args: argparse.Namespace):
         raise InputError("--exact-states must be at least 1")
     if args.tree_beam_attachments is not None and args.tree_beam_attachments < 1:
         raise InputError("--tree-beam-attachments must be at least 1")
-    if args.linearizer_states < 0:
-        raise InputError("--linearizer-states must be 0 (off) or a positive state limit")
+    if args.lineariser_states < 0:
+        raise InputError("--lineariser-states must be 0 (off) or a positive state limit")
     if args.lm_beam is not None and args.lm_beam < 0:
         raise InputError("--lm-beam must be 0 (never) or a positive LM beam")
     decoder = with_decoding_lm(load_decoder(args.model or _default_model()), args.lm, args.lm_weight,
-                               args.linearizer_states)
+                               args.lineariser_states)
     decoder, lm_beam_inputs = _with_lm_beam(decoder, args)
     search = SearchConfig(chart_size=args.chart_size, timeout=args.timeout,
                           max_expansions=args.max_expansions)
     exact = ExactConfig(max_states=args.exact_states if args.exact else None, beam=tree_beam or None,
-                        linearizer=not args.no_linearizer and bool(tree_beam),
+                        lineariser=not args.no_lineariser and bool(tree_beam),
                         second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments,
                         lm_beam=lm_beam_inputs)
     return lambda inp: decoder.decode(inp, search, exact, Deadline.start(args.timeout))
@@ -492,11 +496,11 @@ def _build_lm_beam(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train_linearizer(args: argparse.Namespace) -> int:
+def _train_lineariser(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.ordering.reading import read_conllu_examples
     from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.linearizer.training import selection_bleu, train_linearizer
+    from dualdecomp.models.ordering.lineariser.training import selection_bleu, train_lineariser
     from dualdecomp.models.ordering.lm_term import OrderingLM
 
     if args.epochs < 1 or args.sentences < 1 or args.start < 0 or not 10 <= args.hash_bits <= 26:
@@ -512,23 +516,23 @@ def _train_linearizer(args: argparse.Namespace) -> int:
         print(json.dumps({"epoch": entry.epoch, "mistakes": entry.mistakes, "domains": entry.domains,
                           "dev_bleu": entry.selection}), flush=True)
 
-    linearizer, _ = train_linearizer(train, args.epochs, args.hash_bits, args.seed, progress=log,
+    lineariser, _ = train_lineariser(train, args.epochs, args.hash_bits, args.seed, progress=log,
                                      select=lambda lin: selection_bleu(lin, dev))
     lm = load_lm(default_model_dir() / "lm.binary") if any(w > 0 for w in args.lm_weights) else None
     grid = []
     for weight in args.lm_weights:
-        scorer = linearizer.with_lm(OrderingLM(lm, weight) if weight > 0 else None)
+        scorer = lineariser.with_lm(OrderingLM(lm, weight) if weight > 0 else None)
         grid.append({"lm_weight": weight, "bleu": selection_bleu(scorer, dev)})
         print(json.dumps(grid[-1]), flush=True)
     chosen = max(grid, key=lambda g: (g["bleu"], -g["lm_weight"]))["lm_weight"]
-    meta = {**linearizer.meta, "train_file": Path(args.train).name, "selection": {
+    meta = {**lineariser.meta, "train_file": Path(args.train).name, "selection": {
         "rule": "epoch: highest BLEU of the averaged weights on the full-tree 'all' inputs of the dev "
                 "sentences, no LM (ties: the earlier epoch); then the LM weight of the grid with the highest "
                 "BLEU there (ties: the smaller weight)",
         "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
         "lm": "default compression trigram (data/default_model/lm.binary)", "grid": grid}}
-    replace(linearizer, lm_weight=chosen, meta=meta).save(args.out)
-    print(json.dumps({"selected_epoch": linearizer.meta["epoch"], "selected_lm_weight": chosen,
+    replace(lineariser, lm_weight=chosen, meta=meta).save(args.out)
+    print(json.dumps({"selected_epoch": lineariser.meta["epoch"], "selected_lm_weight": chosen,
                       "written": str(args.out)}), flush=True)
     return 0
 

@@ -1,10 +1,11 @@
 """The decoder a user calls: the models saved in a word-order model directory, together, and the choice
-among their decoders (LM beam, exact DP, linearizer, tree beam DP or best-first search) by input and
+among their decoders (LM beam, exact DP, lineariser, tree beam DP or best-first search) by input and
 settings."""
 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 from dualdecomp.core.deadline import Deadline
@@ -13,8 +14,8 @@ from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.bag_lm.search import LMBeam, lm_beam_applies
 from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.relinearise import relinearise
-from dualdecomp.models.ordering.linearizer.decoding import linearise_tree
-from dualdecomp.models.ordering.linearizer.model import Linearizer
+from dualdecomp.models.ordering.lineariser.decoding import linearise_tree
+from dualdecomp.models.ordering.lineariser.model import Lineariser
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.models.ordering.paper.edge import Edge
 from dualdecomp.models.ordering.paper.exact import BEAM_METHOD, exact_linearisation
@@ -27,7 +28,7 @@ from dualdecomp.solvers.ordering.linearise import Linearisation
 @dataclass(frozen=True)
 class OrderingDecoder:
     """The models that decode word ordering together: the paper's model (its weights), the KenLM term
-    added to its scores, the head-domain linearizer and the LM beam search.
+    added to its scores, the head-domain lineariser and the LM beam search.
 
     Loaded from a model directory by ``dualdecomp.models.ordering.decoding.load.load_decoder``, with the LM
     terms at the weights chosen on dev by ``load.with_decoding_lm``.
@@ -42,10 +43,10 @@ class OrderingDecoder:
         The LM term in place of ``lm`` for inputs with ordered units (``OrderingInput.units``), whose
         weight was chosen on dev with base NPs as units (``meta["decode"]["units"]``; :meth:`lm_for`);
         None: ``lm`` for every input.
-    linearizer : Linearizer or None
-        The head-domain linearizer saved beside the model (``linearizer.json``), if any, with its own LM
+    lineariser : Lineariser or None
+        The head-domain lineariser saved beside the model (``linearizer.json``), if any, with its own LM
         term: the default decoder of full trees, and on request the second stage
-        (``dualdecomp.models.ordering.linearizer.model``).
+        (``dualdecomp.models.ordering.lineariser.model``).
     lm_beam : LMBeam or None
         The LM beam search saved beside the model (its LM files and settings in
         ``meta["decode"]["lm_beam"]``), if any: the decoder of inputs without given heads outside their
@@ -55,13 +56,20 @@ class OrderingDecoder:
     model: OrderingModel
     lm: OrderingLM | None = None
     units_lm: OrderingLM | None = None
-    linearizer: Linearizer | None = None
+    lineariser: Lineariser | None = None
     lm_beam: LMBeam | None = None
 
     def lm_for(self, inp: OrderingInput) -> OrderingLM | None:
         """The LM term of the paper model's decoders for ``inp``: ``units_lm`` when ``inp`` has ordered
         units and there is one, else ``lm``."""
         return self.units_lm if inp.units and self.units_lm is not None else self.lm
+
+    @property
+    def linearizer(self) -> Lineariser | None:  # old spelling kept (the W2.3 notebook used it)
+        """:attr:`lineariser` under its old name (deprecated)."""
+        warnings.warn("OrderingDecoder.linearizer is deprecated: use .lineariser",  # old spelling kept
+                      DeprecationWarning, stacklevel=2)
+        return self.lineariser
 
     def decode(self, inp: OrderingInput, search: SearchConfig | None = None, exact: ExactConfig | None = None,
                deadline: Deadline | None = None) -> OrderingResult:
@@ -73,9 +81,9 @@ class OrderingDecoder:
         pruned). Other inputs, and full trees no DP decoded: best-first search, whose output the tree beam
         DP completes and re-orders when ``exact.beam`` is set (``dualdecomp.models.ordering.paper.refine``).
 
-        When the decoder has a head-domain linearizer (``dualdecomp.models.ordering.linearizer.decoding``),
-        ``exact.linearizer`` makes it order the full trees the exact DP did not certify, and
-        ``exact.second_stage == "linearizer"`` makes it order the completed tree of a best-first output,
+        When the decoder has a head-domain lineariser (``dualdecomp.models.ordering.lineariser.decoding``),
+        ``exact.lineariser`` makes it order the full trees the exact DP did not certify, and
+        ``exact.second_stage == "lineariser"`` makes it order the completed tree of a best-first output,
         in place of the tree beam DP. When the decoder has an LM beam search
         (``dualdecomp.models.ordering.bag_lm.search``), ``exact.lm_beam`` says which inputs it orders instead
         (:func:`lm_beam_takes`). Every decoder keeps the ordered units (``OrderingInput.units``); the
@@ -83,11 +91,11 @@ class OrderingDecoder:
 
         ``deadline`` is one time limit for the whole input, shared by every stage: each decoder checks it
         (the best-first search before each pop, the DPs before each attachment, the LM beam before each
-        state, the linearizer before each head domain and each step of a domain's beam search, the second
+        state, the lineariser before each head domain and each step of a domain's beam search, the second
         stage before each arc score) and returns what it has at the deadline, finished greedily where it
-        can be (the DPs, the linearizer, the LM beam) — so one input takes about the limit plus one such
+        can be (the DPs, the lineariser, the LM beam) — so one input takes about the limit plus one such
         step and the greedy finishing, which is linear in the number of words for the DPs (O(n²) array
-        work for the linearizer, n²/2 LM queries for the LM beam). The exact DPs give up there (no output)
+        work for the lineariser, n²/2 LM queries for the LM beam). The exact DPs give up there (no output)
         and the next decoder goes on. A result the deadline touched is not certified and lists the stages
         it cut short in ``OrderingResult.stopped`` (``"timed_out": true`` and a ``"note"`` in its row).
         Without a deadline each stage runs as before (best-first search until ``search.timeout``).
@@ -110,7 +118,7 @@ class OrderingDecoder:
         if exact is not None and self.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
             return self.lm_beam.decode(inp, deadline)
         start = time.perf_counter()
-        model, linearizer = self.model, self.linearizer
+        model, lineariser = self.model, self.lineariser
         lm = self.lm_for(inp)  # the LM weight for inputs with ordered units, when there is one
         full_tree = all(h is not None for h in inp.heads)
         stopped: tuple[str, ...] = ()  # the stages before the one that gives the output, cut short
@@ -121,8 +129,8 @@ class OrderingDecoder:
                     return _dp_result(model, inp, found, start)
                 if found.timed_out:
                     stopped = ("the exact DP (gave up at the deadline, no output)",)
-            if exact.linearizer and linearizer is not None:
-                return linearise_tree(linearizer, inp, deadline).after(stopped)
+            if exact.lineariser and lineariser is not None:
+                return linearise_tree(lineariser, inp, deadline).after(stopped)
             if exact.beam is not None:
                 found = exact_linearisation(model, inp, beam=exact.beam,
                                             beam_attachments=exact.beam_attachments, deadline=deadline, lm=lm)
@@ -131,8 +139,8 @@ class OrderingDecoder:
                 if found.best is not None:
                     return _dp_result(model, inp, found, start).after(stopped)
         first = best_first(model, inp, search or SearchConfig(), deadline=deadline, lm=lm).after(stopped)
-        if exact is not None and exact.second_stage == "linearizer" and linearizer is not None:
-            return relinearise(model, linearizer, inp, first, deadline, lm)
+        if exact is not None and exact.second_stage == "lineariser" and lineariser is not None:
+            return relinearise(model, lineariser, inp, first, deadline, lm)
         if exact is not None and exact.beam is not None:
             return refine(model, inp, first, exact.beam, exact.beam_attachments, deadline, lm)
         return first

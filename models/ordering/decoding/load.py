@@ -1,7 +1,7 @@
 """Loading the decoder of a word-order model directory, and giving it the LM terms it decodes with.
 
 The directory holds the paper's model (``model.json``, ``weights.npz``), and optionally the head-domain
-linearizer (``linearizer.json``, ``linearizer.npz``) and the LM beam's KenLM files (named in
+lineariser (``linearizer.json``, ``linearizer.npz``) and the LM beam's KenLM files (named in
 ``meta["decode"]["lm_beam"]``); the LM term's weights chosen on dev are in ``meta["decode"]`` and
 ``linearizer.json``.
 """
@@ -16,13 +16,13 @@ from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.ordering.bag_lm.search import load_lm_beam
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
-from dualdecomp.models.ordering.linearizer.model import load_linearizer
+from dualdecomp.models.ordering.lineariser.model import load_lineariser
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.models.ordering.paper.model import load_model
 
 
 def load_decoder(directory: str | Path, lm_beam: bool = True) -> OrderingDecoder:
-    """The decoder of a saved word-order model: its weights, its linearizer and its LM beam, without the
+    """The decoder of a saved word-order model: its weights, its lineariser and its LM beam, without the
     LM term (:func:`with_decoding_lm` adds it).
 
     Parameters
@@ -42,13 +42,13 @@ def load_decoder(directory: str | Path, lm_beam: bool = True) -> OrderingDecoder
     """
     path = Path(directory)
     model = load_model(path)
-    return OrderingDecoder(model, linearizer=load_linearizer(path),
+    return OrderingDecoder(model, lineariser=load_lineariser(path),
                            lm_beam=load_lm_beam(path, model.meta) if lm_beam else None)
 
 
 def with_decoding_lm(decoder: OrderingDecoder, lm_path: str | Path | None = None,
-                     weight: float | None = None, linearizer_states: int = 0) -> OrderingDecoder:
-    """The decoder as it decodes: with the LM term when its weight is positive (and its linearizer's).
+                     weight: float | None = None, lineariser_states: int = 0) -> OrderingDecoder:
+    """The decoder as it decodes: with the LM term when its weight is positive (and its lineariser's).
 
     Parameters
     ----------
@@ -57,18 +57,18 @@ def with_decoding_lm(decoder: OrderingDecoder, lm_path: str | Path | None = None
         A KenLM model (ARPA or binary) of order 2 or 3; default: the embedded default model's trigram
         (``lm.binary``, the compression LM).
     weight : float, optional
-        The LM weight of both the paper's model and the head-domain linearizer, for every input; default:
+        The LM weight of both the paper's model and the head-domain lineariser, for every input; default:
         the weights the model stores, selected on dev (``meta["decode"]["lm_weight"]``, for inputs with
         ordered units ``meta["decode"]["units"]["lm_weight"]`` when stored, ``linearizer.json``; 0 when
         none is stored). 0 decodes without an LM.
-    linearizer_states : int
-        State limit of the linearizer's exact DP with its LM term, tried before its beam search (0: the
+    lineariser_states : int
+        State limit of the lineariser's exact DP with its LM term, tried before its beam search (0: the
         beam search only, the default chosen on dev).
 
     Returns
     -------
     OrderingDecoder
-        With ``lm``, ``units_lm`` (when a weight for inputs with units is stored) and the linearizer's LM.
+        With ``lm``, ``units_lm`` (when a weight for inputs with units is stored) and the lineariser's LM.
 
     Raises
     ------
@@ -83,16 +83,16 @@ def with_decoding_lm(decoder: OrderingDecoder, lm_path: str | Path | None = None
     units = units_meta.get("lm_weight") if weight is None and isinstance(units_meta, dict) else None
     if units is not None and not (isinstance(units, (int, float)) and 0 < units < float("inf")):
         raise ModelError(f"the stored LM weight for inputs with units must be positive (got {units})")
-    linearizer = decoder.linearizer
-    own_linear = 0.0 if linearizer is None else (linearizer.lm_weight if weight is None else weight)
+    lineariser = decoder.lineariser
+    own_linear = 0.0 if lineariser is None else (lineariser.lm_weight if weight is None else weight)
     lm = None
     if own > 0 or own_linear > 0 or units is not None:
         lm = load_lm(Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary")
-    if linearizer is not None:
-        linearizer = replace(linearizer.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None),
-                             lm_states=linearizer_states)
+    if lineariser is not None:
+        lineariser = replace(lineariser.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None),
+                             lm_states=lineariser_states)
     term = OrderingLM(lm, own) if own > 0 else None
     units_term = None
     if units is not None:
         units_term = term.with_weight(float(units)) if term is not None else OrderingLM(lm, float(units))
-    return replace(decoder, lm=term, units_lm=units_term, linearizer=linearizer)
+    return replace(decoder, lm=term, units_lm=units_term, lineariser=lineariser)

@@ -36,7 +36,7 @@ class OrderingModel:
     """Weights and lexicon of the dependency-based ordering model: only what training learns and
     ``save`` writes.
 
-    The models it is decoded with (the KenLM term, the head-domain linearizer, the LM beam) are held by
+    The models it is decoded with (the KenLM term, the head-domain lineariser, the LM beam) are held by
     the decoder (``dualdecomp.models.ordering.decoding.decoder.OrderingDecoder``); the methods that build
     edges take the LM term as an argument (``lm``; None: the model alone, as the trainer uses it).
 

@@ -1,4 +1,4 @@
-"""`make word-order-linearizer` reproduces the shipped linearizer files byte for byte.
+"""`make word-order-lineariser` reproduces the shipped lineariser files byte for byte.
 
 The recipe is read from the Makefile (so this test follows it when it changes) and run through the CLI on
 the EWT treebank of the shared data folder (about a minute: twelve epochs over the 68 385 head domains of
@@ -18,7 +18,7 @@ from tests.ordering_oracles import EWT
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "data" / "word_order_model"
-LINEARIZER_FILES = ("linearizer.json", "linearizer.npz")
+LINEARISER_FILES = ("linearizer.json", "linearizer.npz")
 
 
 def makefile_recipe(target: str) -> list[str]:
@@ -46,16 +46,16 @@ def makefile_recipe(target: str) -> list[str]:
 
 
 def test_the_recipe_is_read_from_the_makefile() -> None:
-    args = makefile_recipe("word-order-linearizer")
-    assert args[:2] == ["order", "train-linearizer"]
+    args = makefile_recipe("word-order-lineariser")
+    assert args[:2] == ["order", "train-lineariser"]
     assert "--out" in args and args[args.index("--out") + 1] == "data/word_order_model"
 
 
 @pytest.mark.skipif(not (EWT / "en_ewt-ud-train.conllu").exists(), reason=f"EWT not available: {EWT}")
-def test_retraining_the_linearizer_writes_the_shipped_files(tmp_path: Path, capsys) -> None:
-    args = [a.replace("$(EWT)", str(EWT)) for a in makefile_recipe("word-order-linearizer")]
+def test_retraining_the_lineariser_writes_the_shipped_files(tmp_path: Path, capsys) -> None:
+    args = [a.replace("$(EWT)", str(EWT)) for a in makefile_recipe("word-order-lineariser")]
     args[args.index("--out") + 1] = str(tmp_path)
     assert main(args) == 0
     capsys.readouterr()
-    for name in LINEARIZER_FILES:
+    for name in LINEARISER_FILES:
         assert (tmp_path / name).read_bytes() == (SHIPPED / name).read_bytes(), name

@@ -1,17 +1,17 @@
-"""The head-domain linearizer: a second ordering model, for inputs whose dependency tree is complete.
+"""The head-domain lineariser: a second ordering model, for inputs whose dependency tree is complete.
 
 Beyond the paper. Its score of an ordered tree is a sum over the tree's head domains (a head with its
-dependents) of adjacent-pair, side and boundary features (``linearizer.features``), so the best
+dependents) of adjacent-pair, side and boundary features (``lineariser.features``), so the best
 projective linearisation of a given tree is the best order of each domain on its own: the Held–Karp DP
 of ``dualdecomp.solvers.ordering.domain_order`` finds it exactly (``certified``) when no domain has more
 than ``exact_limit`` elements. Trained by the averaged perceptron on the domains of the train treebank
-(``linearizer.training``) — each update decodes one domain exactly, so an epoch over EWT train takes
+(``lineariser.training``) — each update decodes one domain exactly, so an epoch over EWT train takes
 seconds where guided learning of the paper's model takes minutes.
 
 With an LM weight λ > 0 the score adds λ × (KenLM log10 of the output − the log10 of its parts read
 alone): the domains are then ordered bottom-up, each by a beam search over prefixes in which every
 dependent is the (fixed) string of its subtree, so the result is APPROXIMATE (``certified=False``).
-With ``lm_states > 0`` the exact DP of ``linearizer.exact`` runs first and certifies the optimum of the
+With ``lm_states > 0`` the exact DP of ``lineariser.exact`` runs first and certifies the optimum of the
 score with the LM term when it finishes within that many states.
 
 Missing tags are taken from a dictionary (the most frequent train tag of the word; for unknown words the
@@ -32,8 +32,8 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.ordering.inputs import ROOT
-from dualdecomp.models.ordering.linearizer.exact import exact_with_lm
-from dualdecomp.models.ordering.linearizer.features import (
+from dualdecomp.models.ordering.lineariser.exact import exact_with_lm
+from dualdecomp.models.ordering.lineariser.features import (
     Domain,
     constrained_tables,
     domain_tables,
@@ -48,22 +48,26 @@ from dualdecomp.solvers.ordering.domain_order import (
     order_score,
 )
 
+# The files' names and format tag are a file format (shipped in data/word_order_model/): their -ize
+# spelling stays so that saved models keep loading (docs/glossary.md).
 FORMAT = "dualdecomp-head-domain-linearizer/1"
 JSON_NAME = "linearizer.json"
 WEIGHTS_NAME = "linearizer.npz"
-EXACT_METHOD = "head-domain linearizer (exact)"
-APPROXIMATE_METHOD = "head-domain linearizer (approximate)"
+METHOD_NAME = "head-domain linearizer"  # old spelling kept: output rows' values stay as users may parse them
+"""How the ``method`` and ``note`` values of the output rows name the lineariser."""
+EXACT_METHOD = f"{METHOD_NAME} (exact)"
+APPROXIMATE_METHOD = f"{METHOD_NAME} (approximate)"
 LM_BEAM = 32
 """Prefixes kept per step of the LM beam search of a domain."""
-EXACT_LM_METHOD = "head-domain linearizer + LM (exact DP)"
+EXACT_LM_METHOD = f"{METHOD_NAME} + LM (exact DP)"
 LM_STATES = 0
 """States the exact DP with the LM term may build before the beam search takes over (0, the default
-chosen on dev: the beam only; README "The head-domain linearizer")."""
+chosen on dev: the beam only; README "The head-domain lineariser")."""
 
 
 @dataclass(frozen=True)
 class Linearised:
-    """An ordered tree from :meth:`Linearizer.linearise`.
+    """An ordered tree from :meth:`Lineariser.linearise`.
 
     Attributes
     ----------
@@ -72,9 +76,9 @@ class Linearised:
     tags : tuple of str
         The tag of each input word that the features used (given or from the dictionary), input order.
     score : float
-        The linearizer's score of the output (with the LM term when λ > 0).
+        The lineariser's score of the output (with the LM term when λ > 0).
     certified : bool
-        True when the output is proven to be the linearizer's best linearisation of the tree (no LM,
+        True when the output is proven to be the lineariser's best linearisation of the tree (no LM,
         every domain solved by the exact DP).
     method : str
     stopped : str
@@ -91,8 +95,8 @@ class Linearised:
 
 
 @dataclass(frozen=True)
-class Linearizer:
-    """Weights, tag dictionary and LM weight of the head-domain linearizer.
+class Lineariser:
+    """Weights, tag dictionary and LM weight of the head-domain lineariser.
 
     Attributes
     ----------
@@ -127,8 +131,8 @@ class Linearizer:
         """``2**hash_bits - 1``."""
         return (1 << self.hash_bits) - 1
 
-    def with_lm(self, lm: OrderingLM | None) -> Linearizer:
-        """The same weights decoding with ``lm`` (None: the exact, LM-free linearizer)."""
+    def with_lm(self, lm: OrderingLM | None) -> Lineariser:
+        """The same weights decoding with ``lm`` (None: the exact, LM-free lineariser)."""
         return replace(self, lm=lm)
 
     def tags_of(self, words, pos) -> tuple[str, ...]:
@@ -157,7 +161,7 @@ class Linearizer:
         units : sequence of sequence of int
             Ordered units (``OrderingInput.units``, valid for ``heads``): each comes out contiguous and
             in its order; every decoder here maximises over the linearisations that keep them
-            (``linearizer.features.constrained_tables``).
+            (``lineariser.features.constrained_tables``).
         deadline : Deadline, optional
             The input's deadline: the exact DP with the LM term gives up there, a beam search completes
             its best prefix greedily and the domains not yet ordered are ordered greedily
@@ -175,7 +179,7 @@ class Linearizer:
             A head is missing.
         """
         if any(h is None for h in heads):
-            raise ValueError("the linearizer needs every head")
+            raise ValueError("the lineariser needs every head")
         tags = self.tags_of(words, pos)
         domains = self.domains(words, tags, heads)
         root = next(k for k, h in enumerate(heads) if h == ROOT)
@@ -188,7 +192,7 @@ class Linearizer:
             if found.certified and found.best is not None:
                 return Linearised(found.best.words, tags, found.score, True, EXACT_LM_METHOD)
             if found.timed_out:
-                stopped = "the head-domain linearizer's exact DP with its LM term (gave up, no output)"
+                stopped = f"the {METHOD_NAME}'s exact DP with its LM term (gave up, no output)"
         return self._with_lm(words, tags, domains, root, units, deadline, stopped)
 
     def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int, units,
@@ -264,7 +268,7 @@ def _greedy_note(greedy: int, domains: int) -> str:
     """What the deadline did to the domains (empty when none was ordered greedily)."""
     if not greedy:
         return ""
-    return f"the head-domain linearizer ({greedy} of {domains} head domains ordered greedily at the deadline)"
+    return f"the {METHOD_NAME} ({greedy} of {domains} head domains ordered greedily at the deadline)"
 
 
 def _expand(orders: dict[int, list[int]], root: int) -> tuple[int, ...]:
@@ -281,20 +285,20 @@ def _expand(orders: dict[int, list[int]], root: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def load_linearizer(directory: str | Path) -> Linearizer | None:
-    """The linearizer saved in a model directory, or None when it has none.
+def load_lineariser(directory: str | Path) -> Lineariser | None:
+    """The lineariser saved in a model directory, or None when it has none.
 
     Raises
     ------
     ModelError
-        Its files are missing, unreadable, damaged or not a linearizer.
+        Its files are missing, unreadable, damaged or not a lineariser.
     """
     path = Path(directory)
     if not ((path / JSON_NAME).exists() or (path / JSON_NAME).is_symlink()):  # a link: refused, not skipped
         return None
     doc = read_json(path / JSON_NAME)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ModelError(f"{path / JSON_NAME}: not a head-domain linearizer")
+        raise ModelError(f"{path / JSON_NAME}: not a head-domain lineariser")
     try:
         bits = int(doc["hash_bits"])
         best_tag = {str(w): str(t) for w, t in doc["best_tag"].items()}
@@ -304,4 +308,4 @@ def load_linearizer(directory: str | Path) -> Linearizer | None:
     if not 1 <= bits <= 30 or not 0 <= lm_weight < float("inf"):
         raise ModelError(f"{path / JSON_NAME}: hash_bits or lm_weight out of range")
     weights = read_sparse_weights(path / WEIGHTS_NAME, 1 << bits)
-    return Linearizer(weights, bits, best_tag, default_tag, lm_weight, doc.get("meta", {}))
+    return Lineariser(weights, bits, best_tag, default_tag, lm_weight, doc.get("meta", {}))

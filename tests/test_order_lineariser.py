@@ -1,4 +1,4 @@
-"""The head-domain linearizer: the exact domain DP against brute force, decoding, training, files, CLI."""
+"""The head-domain lineariser: the exact domain DP against brute force, decoding, training, files, CLI."""
 
 from __future__ import annotations
 
@@ -17,15 +17,16 @@ from dualdecomp.data.ordering.reading import read_conllu_examples
 from dualdecomp.models.ordering.decoding.config import SECOND_STAGES, ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.decoding.relinearise import REFINED_METHOD
-from dualdecomp.models.ordering.linearizer.exact import exact_with_lm
-from dualdecomp.models.ordering.linearizer.model import (
+from dualdecomp.models.ordering.lineariser.exact import exact_with_lm
+from dualdecomp.models.ordering.lineariser.model import (
     APPROXIMATE_METHOD,
     EXACT_LM_METHOD,
     EXACT_METHOD,
-    Linearizer,
-    load_linearizer,
+    METHOD_NAME,
+    Lineariser,
+    load_lineariser,
 )
-from dualdecomp.models.ordering.linearizer.training import tag_dictionary, train_linearizer
+from dualdecomp.models.ordering.lineariser.training import tag_dictionary, train_lineariser
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.models.ordering.paper.refine import REFINED_METHOD as TREE_BEAM_STAGE
 from dualdecomp.models.ordering.paper.search import SearchConfig
@@ -75,14 +76,14 @@ def gold_sentences():
     return read_conllu_examples(FIXTURES / "tiny.conllu", limit=2)
 
 
-def random_linearizer(seed: int, hash_bits: int = 12) -> Linearizer:
+def random_lineariser(seed: int, hash_bits: int = 12) -> Lineariser:
     weights = np.random.default_rng(seed).normal(size=1 << hash_bits)
     best_tag, default = tag_dictionary(gold_sentences())
-    return Linearizer(weights, hash_bits, best_tag, default)
+    return Lineariser(weights, hash_bits, best_tag, default)
 
 
-def score_with_lm(lin: Linearizer, words, pos, heads, order) -> float:
-    """The brute-force score of one order under a linearizer with its LM term: domain features + λ ×
+def score_with_lm(lin: Lineariser, words, pos, heads, order) -> float:
+    """The brute-force score of one order under a lineariser with its LM term: domain features + λ ×
     (KenLM sentence log10 − each word read alone)."""
     lm = lin.lm
     return (lin.order_score(words, pos, heads, order) + lm.phrase(words, order, sentence=True)
@@ -109,9 +110,9 @@ def projective_orders(heads):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees(), seed=st.integers(0, 10_000))
-def test_the_linearizer_certifies_the_best_projective_linearisation(tree, seed):
+def test_the_lineariser_certifies_the_best_projective_linearisation(tree, seed):
     words, pos, heads = tree
-    lin = random_linearizer(seed)
+    lin = random_lineariser(seed)
     found = lin.linearise(words, pos, heads)
     scores = {order: lin.order_score(words, pos, heads, order) for order in projective_orders(heads)}
     assert found.certified and found.method == EXACT_METHOD
@@ -125,7 +126,7 @@ def test_the_linearizer_certifies_the_best_projective_linearisation(tree, seed):
 @given(tree=trees(), seed=st.integers(0, 10_000), weight=st.floats(0.1, 5.0))
 def test_with_the_lm_the_output_is_a_projective_linearisation_and_uncertified(tree, seed, weight, default_lm):
     words, pos, heads = tree
-    lin = random_linearizer(seed).with_lm(OrderingLM(default_lm, weight))
+    lin = random_lineariser(seed).with_lm(OrderingLM(default_lm, weight))
     found = lin.linearise(words, pos, heads)
     assert found.order in set(projective_orders(heads))
     assert not found.certified and found.method == APPROXIMATE_METHOD
@@ -139,7 +140,7 @@ def test_the_exact_dp_with_the_lm_equals_brute_force_and_the_beam_never_beats_it
 
     words, pos, heads = tree
     lm = OrderingLM(default_lm, weight)
-    lin = replace(random_linearizer(seed), lm_states=1_000_000).with_lm(lm)
+    lin = replace(random_lineariser(seed), lm_states=1_000_000).with_lm(lm)
 
     scores = {order: score_with_lm(lin, words, pos, heads, order) for order in projective_orders(heads)}
     found = lin.linearise(words, pos, heads)
@@ -181,7 +182,7 @@ def test_merging_equivalent_lm_contexts_keeps_the_exact_optimum(n, picks, tree_s
     rng = np.random.default_rng(tree_seed)
     heads = tuple(ROOT if d == 0 else int(rng.integers(0, d)) for d in range(n))  # a random tree
     words = tuple(CONTEXT_WORDS[k] for k in picks[:n])
-    lin = random_linearizer(seed)
+    lin = random_lineariser(seed)
     tags = lin.tags_of(words, (None,) * n)
     domains = lin.domains(words, tags, heads)
     lm = OrderingLM(default_lm, weight)
@@ -203,14 +204,14 @@ def test_context_keys_merge_only_what_the_lm_cannot_tell_apart(default_lm):
 def test_the_exact_dp_with_the_lm_gives_up_to_the_beam_past_its_state_limit(default_lm):
     from dataclasses import replace
 
-    lin = replace(random_linearizer(4), lm_states=3).with_lm(OrderingLM(default_lm, 1.0))
+    lin = replace(random_lineariser(4), lm_states=3).with_lm(OrderingLM(default_lm, 1.0))
     found = lin.linearise(("saw", "a", "b", "c", "d"), (None,) * 5, (ROOT, 0, 0, 0, 0))
     assert not found.certified and found.method == APPROXIMATE_METHOD
     assert sorted(found.order) == list(range(5))
 
 
 def test_a_domain_beyond_the_exact_limit_is_not_certified():
-    lin = random_linearizer(3)
+    lin = random_lineariser(3)
     words = ("saw", "a", "b", "c", "d")
     found = lin.linearise(words, (None,) * 5, (ROOT, 0, 0, 0, 0), exact_limit=3)
     assert not found.certified and found.method == APPROXIMATE_METHOD
@@ -219,55 +220,55 @@ def test_a_domain_beyond_the_exact_limit_is_not_certified():
 
 def test_missing_head_is_refused():
     with pytest.raises(ValueError):
-        random_linearizer(0).linearise(("a", "b"), (None, None), (ROOT, None))
+        random_lineariser(0).linearise(("a", "b"), (None, None), (ROOT, None))
 
 
 def test_training_reproduces_its_training_sentences():
     examples = gold_sentences()
-    lin, logs = train_linearizer(examples, epochs=5, hash_bits=14, seed=0)
+    lin, logs = train_lineariser(examples, epochs=5, hash_bits=14, seed=0)
     assert logs[-1].mistakes == 0 < logs[0].mistakes
     for ex in examples:
         inp = ex.as_input(1.0, 1.0, seed=7)
         found = lin.linearise(inp.words, inp.pos, inp.heads)
         assert tuple(inp.words[w] for w in found.order) == ex.words
-    again, _ = train_linearizer(examples, epochs=5, hash_bits=14, seed=0)
+    again, _ = train_lineariser(examples, epochs=5, hash_bits=14, seed=0)
     assert np.array_equal(again.weights, lin.weights)  # deterministic
 
 
 def test_training_keeps_the_epoch_the_selection_prefers():
     examples = gold_sentences()
     picks = iter([3.0, 5.0, 5.0, 1.0])
-    lin, logs = train_linearizer(examples, epochs=4, hash_bits=12, select=lambda _: next(picks))
+    lin, logs = train_lineariser(examples, epochs=4, hash_bits=12, select=lambda _: next(picks))
     assert [log.selection for log in logs] == [3.0, 5.0, 5.0, 1.0]
     assert lin.meta["epoch"] == 2  # the first of the tied best
 
 
 def test_files_round_trip_and_damage_is_a_model_error(tmp_path):
-    lin = random_linearizer(5)
+    lin = random_lineariser(5)
     weights = lin.weights.astype(np.float32).astype(np.float64)  # stored as float32
     weights[0] = 0.0  # index 0 is the padding of weight files (features never hash there)
-    lin = Linearizer(weights, lin.hash_bits, lin.best_tag, lin.default_tag, 2.0, {"note": "test"})
+    lin = Lineariser(weights, lin.hash_bits, lin.best_tag, lin.default_tag, 2.0, {"note": "test"})
     lin.save(tmp_path)
-    back = load_linearizer(tmp_path)
+    back = load_lineariser(tmp_path)
     assert back is not None and np.array_equal(back.weights, lin.weights)
     assert (back.best_tag, back.default_tag, back.lm_weight, back.meta) == (lin.best_tag, lin.default_tag,
                                                                             2.0, {"note": "test"})
-    assert load_linearizer(tmp_path / "nothing-here") is None
+    assert load_lineariser(tmp_path / "nothing-here") is None
     doc = json.loads((tmp_path / "linearizer.json").read_text())
     (tmp_path / "linearizer.json").write_text(json.dumps({**doc, "format": "other"}))
     with pytest.raises(ModelError):
-        load_linearizer(tmp_path)
+        load_lineariser(tmp_path)
     (tmp_path / "linearizer.json").write_text("{not json")
     with pytest.raises(ModelError):
-        load_linearizer(tmp_path)
+        load_lineariser(tmp_path)
     (tmp_path / "linearizer.json").write_text(json.dumps(doc))
     (tmp_path / "linearizer.npz").write_bytes(b"PK\x03\x04 not a zip archive")
     with pytest.raises(ModelError):
-        load_linearizer(tmp_path)
+        load_lineariser(tmp_path)
 
 
 def test_features_never_use_the_padding_index():
-    from dualdecomp.models.ordering.linearizer.features import sentence_domains
+    from dualdecomp.models.ordering.lineariser.features import sentence_domains
 
     for ex in gold_sentences():
         for domain in sentence_domains(ex.words, ex.pos, ex.heads, (1 << 4) - 1):  # 15 slots: every one hit
@@ -277,21 +278,21 @@ def test_features_never_use_the_padding_index():
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inp=constrained_bags(max_n=6), seed=st.integers(0, 10_000), pops=st.integers(1, 200),
        stage=st.sampled_from(SECOND_STAGES))
-def test_the_decoder_with_a_linearizer_keeps_every_word_and_constraint(inp, seed, pops, stage):
+def test_the_decoder_with_a_lineariser_keeps_every_word_and_constraint(inp, seed, pops, stage):
 
-    decoder = OrderingDecoder(random_model(seed), linearizer=random_linearizer(seed + 1))
+    decoder = OrderingDecoder(random_model(seed), lineariser=random_lineariser(seed + 1))
     result = decoder.decode(inp, SearchConfig(chart_size=4, timeout=None, max_expansions=pops),
-                            ExactConfig(max_states=None, beam=4, linearizer=True, second_stage=stage))
+                            ExactConfig(max_states=None, beam=4, lineariser=True, second_stage=stage))
     assert result.complete and result.recovered == 1.0
     _check_constraints(inp, result)
     if all(h is not None for h in inp.heads):
         assert result.method == EXACT_METHOD and result.certified
         assert all(result.heads[k] == (0 if inp.heads[w] == ROOT else result.order.index(inp.heads[w]) + 1)
                    for k, w in enumerate(result.order))
-    elif stage == "linearizer":
+    elif stage == "lineariser":
         assert result.method == REFINED_METHOD and not result.certified
     else:
-        assert "linearizer" not in result.method
+        assert METHOD_NAME not in result.method
 
 
 def test_an_unknown_second_stage_is_refused():
@@ -305,13 +306,13 @@ def run_cli(capsys, argv):
     return code, captured.out, captured.err
 
 
-def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
+def test_cli_orders_full_trees_with_the_shipped_lineariser(capsys):
     demo = str(FIXTURES / "demo.jsonl")
     code, out, err = run_cli(capsys, ["order", "--input", demo, "--max-expansions", "200"])
     assert code == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[1]["text"] == "the dog ran home ."
-    assert lines[1]["method"].startswith("head-domain linearizer")
+    assert lines[1]["method"].startswith(METHOD_NAME)
     # a bag of words without tags: the shipped model's LM beam (its stored rule, README)
     assert lines[0]["method"].startswith("LM beam")
     assert sorted(lines[0]["words"]) == sorted(["quickly", "the", "dog", "home", "ran", "."])
@@ -320,31 +321,31 @@ def test_cli_orders_full_trees_with_the_shipped_linearizer(capsys):
     code, out, _ = run_cli(capsys, ["order", "--input", demo, "--lm-beam", "0", "--max-expansions", "200"])
     assert code == 0 and json.loads(out.splitlines()[0])["method"] in (TREE_BEAM_STAGE,
                                                                        "best-first (approximate)")
-    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "linearizer",
+    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--second-stage", "lineariser",
                                     "--lm-beam", "0", "--max-expansions", "200"])
     assert code == 0 and json.loads(out.splitlines()[0])["method"] == REFINED_METHOD
-    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--linearizer-states", "20000",
+    code, out, _ = run_cli(capsys, ["order", "--input", demo, "--lineariser-states", "20000",
                                     "--max-expansions", "200"])
     full = json.loads(out.splitlines()[1])
     assert code == 0 and full["method"] == EXACT_LM_METHOD and full["certified"]
-    code, _, err = run_cli(capsys, ["order", "--input", demo, "--linearizer-states", "-1"])
+    code, _, err = run_cli(capsys, ["order", "--input", demo, "--lineariser-states", "-1"])
     assert code == 2 and "Traceback" not in err
-    code, out, _ = run_cli(capsys, ["order", "--input", str(FIXTURES / "demo.jsonl"), "--no-linearizer",
+    code, out, _ = run_cli(capsys, ["order", "--input", str(FIXTURES / "demo.jsonl"), "--no-lineariser",
                             "--max-expansions", "200"])
-    assert code == 0 and "linearizer" not in out
+    assert code == 0 and METHOD_NAME not in out
 
 
-def test_cli_trains_a_linearizer_and_refuses_bad_options(capsys, tmp_path):
+def test_cli_trains_a_lineariser_and_refuses_bad_options(capsys, tmp_path):
     text = (FIXTURES / "tiny.conllu").read_text(encoding="utf-8")
     tiny = tmp_path / "gold.conllu"
     tiny.write_text(text[:text.index("# sent_id = t3")], encoding="utf-8")
     tiny = str(tiny)
-    train = ["order", "train-linearizer", "--train", tiny, "--dev", tiny, "--out", str(tmp_path)]
+    train = ["order", "train-lineariser", "--train", tiny, "--dev", tiny, "--out", str(tmp_path)]
     code, out, err = run_cli(capsys, [*train,
                               "--epochs", "2", "--hash-bits", "12", "--start", "0", "--sentences", "2",
                               "--lm-weights", "0", "1"])
     assert code == 0, err
     assert json.loads(out.splitlines()[-1])["selected_epoch"] in (1, 2)
-    assert load_linearizer(tmp_path) is not None
+    assert load_lineariser(tmp_path) is not None
     code, _, err = run_cli(capsys, [*train, "--epochs", "0"])
     assert code == 2 and "Traceback" not in err

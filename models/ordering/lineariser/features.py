@@ -1,4 +1,4 @@
-"""Features of the head-domain linearizer: one head domain (a head and its dependents) of a given tree.
+"""Features of the head-domain lineariser: one head domain (a head and its dependents) of a given tree.
 
 A domain's elements are the head and its dependents; a dependent stands for its whole subtree. Its
 features (each a tuple of Python ints hashed to ``hash(tuple) mod (2**bits - 1) + 1``, index 0 being the

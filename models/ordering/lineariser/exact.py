@@ -1,6 +1,6 @@
-"""The exact decoder of the head-domain linearizer *with* its LM term, by DP over partial subtrees.
+"""The exact decoder of the head-domain lineariser *with* its LM term, by DP over partial subtrees.
 
-With λ > 0 the linearizer's score of an ordered tree is its domain features plus λ × (KenLM log10 of
+With λ > 0 the lineariser's score of an ordered tree is its domain features plus λ × (KenLM log10 of
 the sentence − the words read alone): a trigram crosses the domains, so the domains can no longer be
 ordered one by one. This module runs the model-agnostic DP of ``dualdecomp.solvers.ordering.linearise``
 instead: a head's dependents are attached one at a time, right ones nearest first and then left ones
@@ -27,7 +27,7 @@ import numpy as np
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT
-from dualdecomp.models.ordering.linearizer.features import Domain, constrained_tables
+from dualdecomp.models.ordering.lineariser.features import Domain, constrained_tables
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
 
@@ -62,7 +62,7 @@ class Partial:
 def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
                   max_states: int, merge_contexts: bool = True, units=(), deadline: Deadline | None = None
                   ) -> Linearisation[Partial]:
-    """The linearizer's best linearisation of a complete tree with its LM term, exactly (or uncertified).
+    """The lineariser's best linearisation of a complete tree with its LM term, exactly (or uncertified).
 
     Parameters
     ----------
@@ -70,9 +70,9 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
     heads : sequence of int
         Every head (0-based, ``ROOT`` for the root).
     domains : list of Domain
-        The tree's head domains (``Linearizer.domains``).
+        The tree's head domains (``Lineariser.domains``).
     weights : numpy.ndarray
-        The linearizer's weights.
+        The lineariser's weights.
     lm : OrderingLM
         The LM term with its weight λ.
     max_states : int
@@ -81,14 +81,14 @@ def exact_with_lm(words, heads, domains: list[Domain], weights, lm: OrderingLM,
         Merge the partial subtrees whose ends the LM cannot tell apart (above); False: the signature keeps
         the input indices of the first and last two words (the same optimum, more states).
     units : sequence of sequence of int
-        Ordered units: only linearisations that keep them (``linearizer.features.constrained_tables``).
+        Ordered units: only linearisations that keep them (``lineariser.features.constrained_tables``).
     deadline : Deadline, optional
         The DP gives up there too (``timed_out``, no output).
 
     Returns
     -------
     Linearisation
-        ``best.words`` is the order; ``score`` the linearizer score with the LM term (λ × (KenLM log10 of
+        ``best.words`` is the order; ``score`` the lineariser score with the LM term (λ × (KenLM log10 of
         the sentence − the null-context log10 of each word)).
     """
     n = len(words)

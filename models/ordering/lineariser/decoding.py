@@ -1,4 +1,4 @@
-"""The head-domain linearizer as a decoder of full trees (``Linearizer.linearise``), and the result of
+"""The head-domain lineariser as a decoder of full trees (``Lineariser.linearise``), and the result of
 any tree it orders (also the completed tree of a best-first output:
 ``dualdecomp.models.ordering.decoding.relinearise``)."""
 
@@ -9,12 +9,12 @@ import time
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
-from dualdecomp.models.ordering.linearizer.model import Linearised, Linearizer
+from dualdecomp.models.ordering.lineariser.model import Linearised, Lineariser
 
 
 def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised, seconds: float,
                       expansions: int = 0, method: str | None = None) -> OrderingResult:
-    """The ``OrderingResult`` of a linearizer output for ``inp`` (``tree``: the full tree it ordered).
+    """The ``OrderingResult`` of a lineariser output for ``inp`` (``tree``: the full tree it ordered).
 
     With a ``method`` of its own (the second stage) the result is never certified: the tree it ordered
     was the search's, not the input's. What the deadline cut short (``found.stopped``) is kept.
@@ -28,10 +28,10 @@ def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised
                           stopped=(found.stopped,) if found.stopped else ())
 
 
-def linearise_tree(linearizer: Linearizer, inp: OrderingInput, deadline: Deadline | None = None
+def linearise_tree(lineariser: Lineariser, inp: OrderingInput, deadline: Deadline | None = None
                    ) -> OrderingResult:
-    """Order a full-tree input with the linearizer (certified when exact, see ``Linearised``; ``deadline``:
-    the input's, see ``Linearizer.linearise``)."""
+    """Order a full-tree input with the lineariser (certified when exact, see ``Linearised``; ``deadline``:
+    the input's, see ``Lineariser.linearise``)."""
     start = time.perf_counter()
-    found = linearizer.linearise(inp.words, inp.pos, inp.heads, units=inp.units, deadline=deadline)
+    found = lineariser.linearise(inp.words, inp.pos, inp.heads, units=inp.units, deadline=deadline)
     return linearised_result(inp, inp, found, time.perf_counter() - start)

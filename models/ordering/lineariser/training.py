@@ -1,4 +1,4 @@
-"""Training the head-domain linearizer: the averaged perceptron over head domains, exact decoding.
+"""Training the head-domain lineariser: the averaged perceptron over head domains, exact decoding.
 
 Every head domain of every projective training tree (gold tags) is one training item: its gold order is
 the order of its elements in the sentence. Each epoch visits the items in a fixed random order (``seed``);
@@ -21,15 +21,15 @@ import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample, is_projective
 from dualdecomp.models.evaluation.ordering import evaluate
-from dualdecomp.models.ordering.linearizer.decoding import linearise_tree
-from dualdecomp.models.ordering.linearizer.features import domain_tables, order_features, sentence_domains
-from dualdecomp.models.ordering.linearizer.model import Linearizer
+from dualdecomp.models.ordering.lineariser.decoding import linearise_tree
+from dualdecomp.models.ordering.lineariser.features import domain_tables, order_features, sentence_domains
+from dualdecomp.models.ordering.lineariser.model import Lineariser
 from dualdecomp.solvers.ordering.domain_order import best_domain_order
 
 
 @dataclass(frozen=True)
 class EpochLog:
-    """One epoch of linearizer training.
+    """One epoch of lineariser training.
 
     Attributes
     ----------
@@ -61,12 +61,12 @@ def tag_dictionary(examples: list[OrderingExample]) -> tuple[dict[str, str], str
     return best, default
 
 
-def selection_bleu(linearizer: Linearizer, examples: list[OrderingExample], seed: int = 0) -> float:
-    """Corpus BLEU (sacrebleu) of the linearizer on the full-tree "all" inputs of some gold sentences.
+def selection_bleu(lineariser: Lineariser, examples: list[OrderingExample], seed: int = 0) -> float:
+    """Corpus BLEU (sacrebleu) of the lineariser on the full-tree "all" inputs of some gold sentences.
 
     Parameters
     ----------
-    linearizer : Linearizer
+    lineariser : Lineariser
         Decodes with its LM when it has one.
     examples : list of OrderingExample
     seed : int
@@ -76,15 +76,15 @@ def selection_bleu(linearizer: Linearizer, examples: list[OrderingExample], seed
     -------
     float
     """
-    scores, _ = evaluate(examples, lambda inp: linearise_tree(linearizer, inp), "all", seed)
+    scores, _ = evaluate(examples, lambda inp: linearise_tree(lineariser, inp), "all", seed)
     return scores.bleu
 
 
-def train_linearizer(examples: list[OrderingExample], epochs: int = 4, hash_bits: int = 22, seed: int = 0,
+def train_lineariser(examples: list[OrderingExample], epochs: int = 4, hash_bits: int = 22, seed: int = 0,
                      progress: Callable[[EpochLog], None] | None = None,
-                     select: Callable[[Linearizer], float] | None = None
-                     ) -> tuple[Linearizer, list[EpochLog]]:
-    """Train the head-domain linearizer on gold sentences.
+                     select: Callable[[Lineariser], float] | None = None
+                     ) -> tuple[Lineariser, list[EpochLog]]:
+    """Train the head-domain lineariser on gold sentences.
 
     Parameters
     ----------
@@ -103,7 +103,7 @@ def train_linearizer(examples: list[OrderingExample], epochs: int = 4, hash_bits
 
     Returns
     -------
-    (Linearizer, list of EpochLog)
+    (Lineariser, list of EpochLog)
         The averaged weights of the chosen epoch (LM weight 0) and the epochs' logs.
     """
     if epochs < 1:
@@ -124,7 +124,7 @@ def train_linearizer(examples: list[OrderingExample], epochs: int = 4, hash_bits
     meta = {"trainer": "averaged perceptron over head domains (exact Held-Karp decoding)",
             "epochs": epochs, "seed": seed, "sentences": len(examples), "projective": len(projective),
             "domains": len(items)}
-    chosen: Linearizer | None = None
+    chosen: Lineariser | None = None
     chosen_score = float("-inf")
     for epoch in range(1, epochs + 1):
         mistakes = 0
@@ -140,7 +140,7 @@ def train_linearizer(examples: list[OrderingExample], epochs: int = 4, hash_bits
                 np.add.at(totals, guess, -float(step))
                 mistakes += 1
             step += 1
-        candidate = Linearizer(weights - totals / step, hash_bits, best_tag, default_tag, 0.0,
+        candidate = Lineariser(weights - totals / step, hash_bits, best_tag, default_tag, 0.0,
                                {**meta, "epoch": epoch})
         value = select(candidate) if select is not None else None
         log = EpochLog(epoch, mistakes, len(items), value)
