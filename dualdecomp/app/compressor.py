@@ -15,7 +15,7 @@ from dualdecomp.core.component import char_budget_taker
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
-from dualdecomp.data.detokenize import detokenize
+from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.parsing import parse_text, parse_tokens
 from dualdecomp.data.sentence import Sentence
@@ -62,7 +62,7 @@ class Compression:
     @property
     def text(self) -> str:
         """The kept tokens with the original spacing (detokenised)."""
-        return detokenize(self.sentence, self.result.keep)
+        return detokenise(self.sentence, self.result.keep)
 
     def to_json(self, timing: bool = True, trace: bool = False) -> dict:
         """The fields of one output line of ``dualdecomp compress`` (docs/architecture.md §3).

@@ -173,7 +173,7 @@ def build_lm(
     order: int = 3,
     prune: Sequence[int] | None = None,
     binary: bool = True,
-    quantize: bool = True,
+    quantise: bool = True,
     memory: str = "20%",
     lmplz: str | Path | None = None,
 ) -> Path:
@@ -193,7 +193,7 @@ def build_lm(
         non-decreasing, at most ``order`` values, the first must be 0.
     binary : bool
         Write a KenLM binary trie (True) or keep the ARPA file (False).
-    quantize : bool
+    quantise : bool
         With ``binary``, quantise probabilities and backoffs to 8 bits (``-q 8 -b 8``).
     memory : str
         lmplz sorting memory (``-S``), e.g. ``"20%"`` or ``"1G"``.
@@ -213,7 +213,7 @@ def build_lm(
         lmplz or build_binary missing or failing (with the tail of their stderr).
     """
     return build_lm_report(sentences, out_path, order=order, prune=prune, binary=binary,
-                           quantize=quantize, memory=memory, lmplz=lmplz).path
+                           quantise=quantise, memory=memory, lmplz=lmplz).path
 
 
 def build_lm_report(
@@ -222,7 +222,7 @@ def build_lm_report(
     order: int = 3,
     prune: Sequence[int] | None = None,
     binary: bool = True,
-    quantize: bool = True,
+    quantise: bool = True,
     memory: str = "20%",
     lmplz: str | Path | None = None,
     cased: bool = False,
@@ -231,7 +231,7 @@ def build_lm_report(
 
     Parameters
     ----------
-    sentences, out_path, order, prune, binary, quantize, memory, lmplz
+    sentences, out_path, order, prune, binary, quantise, memory, lmplz
         As for :func:`build_lm`.
     cased : bool
         Estimate on the tokens as written (:func:`lm_tokens`); load the model with ``cased=True``.
@@ -286,7 +286,7 @@ def build_lm_report(
         tmp_out = Path(tmp_name)
         try:
             if binary:
-                quant = ["-q", "8", "-b", "8"] if quantize else []
+                quant = ["-q", "8", "-b", "8"] if quantise else []
                 _run([str(programs.build_binary), "-T", str(tmpdir / "trie-"), *quant, "trie",
                       str(arpa), str(tmp_out)], "build_binary")
             else:

@@ -196,7 +196,7 @@ def build_within(sentences: Callable[[], Iterable[Sequence[str]]], out_path: Pat
     """
     for prune in schedule:
         log(f"estimating an order-{order} LM, prune={prune} ...")
-        built = build_lm_report(sentences(), out_path, order=order, prune=prune, binary=True, quantize=True,
+        built = build_lm_report(sentences(), out_path, order=order, prune=prune, binary=True, quantise=True,
                                 memory=memory, lmplz=lmplz)
         log(f"  {built.size_bytes / 1e6:.1f} MB, n-grams {built.counts}, {built.seconds:.0f} s")
         if built.size_bytes <= max_bytes:

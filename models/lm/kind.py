@@ -18,15 +18,17 @@ from dualdecomp.solvers.ngram.packed import PackedTrigram
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """lmplz's options (``--order``, ``--prune``, ``--arpa``, ``--no-quantize``, ``--memory``, ``--lmplz``),
+    """lmplz's options (``--order``, ``--prune``, ``--arpa``, ``--no-quantise``, ``--memory``, ``--lmplz``),
     shared by ``dualdecomp train --kind lm`` and ``dualdecomp lm build``."""
     parser.add_argument("--order", type=int, default=3, help="n-gram order (default: %(default)s)")
     parser.add_argument("--prune", type=int, nargs="+", default=None, metavar="N",
                         help="lmplz --prune thresholds per order, e.g. --prune 0 0 1 "
                              "(drop singleton trigrams)")
     parser.add_argument("--arpa", action="store_true", help="write an ARPA file instead of a binary trie")
-    parser.add_argument("--no-quantize", action="store_true",
+    parser.add_argument("--no-quantise", action="store_true",
                         help="do not quantise the binary to 8 bits (-q 8 -b 8)")
+    old = "--no-quantize"  # old spelling kept: still accepted, not shown (docs/glossary.md)
+    parser.add_argument(old, dest="no_quantise", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory", default="20%", help="lmplz sorting memory -S (default: %(default)s)")
     parser.add_argument("--lmplz", default=None, metavar="DIR",
                         help="directory holding lmplz and build_binary (default: $DUALDECOMP_LMPLZ_DIR, "
@@ -54,7 +56,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     if out.is_dir():
         raise InputError(f"OUT is a directory: {out}")
     built = build_lm_report(read_corpora_sentences(args.train), out, order=args.order, prune=args.prune,
-                            binary=not args.arpa, quantize=not args.no_quantize, memory=args.memory,
+                            binary=not args.arpa, quantise=not args.no_quantise, memory=args.memory,
                             lmplz=args.lmplz)
     return {"path": str(built.path), "order": built.order, "counts": list(built.counts),
             "sentences": built.sentences, "tokens": built.tokens, "bytes": built.size_bytes,
