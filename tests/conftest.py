@@ -16,6 +16,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT / "data" / "corpora"
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The architecture's two numbers (tests/test_layers.py), so a reviewer sees them move."""
+    from tests.test_layers import architecture_report
+
+    terminalreporter.write_line(architecture_report())
+
+
 @pytest.fixture(scope="session")
 def default_lm():
     """The embedded default model's KenLM trigram (``lm.binary``), loaded once."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from dualdecomp.models.bigram.perceptron import TrainingExample
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
-from dualdecomp.solvers.bigram.kbest import kbest
+from dualdecomp.solvers.bigram import kbest
 
 
 def _sparse(idx: np.ndarray, val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ from dualdecomp.core.model_files import (
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.bigram.features import DROP_TEMPLATES, PAIR_TEMPLATES, REAL_TEMPLATES
 from dualdecomp.models.bigram.model import BigramModel
-from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.lm import load_lm
 
 FORMAT = "dualdecomp-model"
 VERSION = 1

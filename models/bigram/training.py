@@ -25,7 +25,7 @@ from dualdecomp.models.bigram.features import BigramFeatures
 from dualdecomp.models.bigram.mira import train_mira
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.perceptron import TrainingExample, train_perceptron
-from dualdecomp.models.evaluation.compression import at_reference_lengths
+from dualdecomp.models.evaluation import at_reference_lengths
 from dualdecomp.models.perceptron import EpochReport
 from dualdecomp.models.rate_bisection import bisect_rate
 from dualdecomp.solvers import bigram

@@ -40,8 +40,8 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.hashing import atom, atoms, feature_index
 from dualdecomp.data.normalisation import normalise_token
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.models.bigram.features import bucket, mix
-from dualdecomp.solvers.dependency.siblings import SiblingScores
+from dualdecomp.models.bigram import bucket, mix
+from dualdecomp.solvers.dependency import SiblingScores
 
 BETWEEN_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
     ("verb", frozenset({"VERB", "AUX"})),

@@ -9,7 +9,7 @@ import numpy as np
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.dependency.features import DependencyFeatures, dependency_features
-from dualdecomp.solvers.dependency.siblings import SiblingScores
+from dualdecomp.solvers.dependency import SiblingScores
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import verify_files, write_manifest
-from dualdecomp.models.bigram.store import FORMAT, VERSION, read_spec, read_weights, save_weights, write_spec
+from dualdecomp.models.bigram import FORMAT, VERSION, read_spec, read_weights, save_weights, write_spec
 from dualdecomp.models.dependency.features import ARC_TEMPLATES, KEEP_TEMPLATES, SIBLING_TEMPLATES
 from dualdecomp.models.dependency.model import DependencyModel
 

@@ -67,11 +67,10 @@ from dualdecomp.engine.decode import decode
 from dualdecomp.engine.length import search_exact_multiplier
 from dualdecomp.models.dependency.features import DependencyFeatures, ancestry, keep_bias_index
 from dualdecomp.models.dependency.model import DependencyModel
-from dualdecomp.models.evaluation.compression import bigram_f1, token_f1
+from dualdecomp.models.evaluation import bigram_f1, token_f1
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
 from dualdecomp.models.rate_bisection import bisect_rate
-from dualdecomp.solvers.dependency.siblings import SiblingScores, as_sibling_scores
-from dualdecomp.solvers.dependency.solver import Dependency, solve
+from dualdecomp.solvers.dependency import Dependency, SiblingScores, as_sibling_scores, solve
 
 LENGTH_MODES = ("free", "gold")
 GOLD_TREES = ("compression", "source")

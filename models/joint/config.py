@@ -53,7 +53,7 @@ from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import check_decode_block
 from dualdecomp.models.joint.growth import Growth, parse_growth
 from dualdecomp.models.registry import get_kind, kind_names
-from dualdecomp.solvers.bigram.solver import Bigram
+from dualdecomp.solvers.bigram import Bigram
 
 FORMAT = "dualdecomp-config"
 VERSION = 1

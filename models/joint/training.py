@@ -40,15 +40,13 @@ import numpy as np
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.jsonl import CorpusItem, read_corpora
 from dualdecomp.engine.decode import decode
-from dualdecomp.models.bigram.features import BigramFeatures
-from dualdecomp.models.bigram.model import BigramModel
-from dualdecomp.models.dependency.model import DependencyModel
-from dualdecomp.models.dependency.training import GoldStructure, best_tree, prepare_items
-from dualdecomp.models.evaluation.compression import at_reference_lengths
+from dualdecomp.models.bigram import BigramFeatures, BigramModel
+from dualdecomp.models.dependency import DependencyModel, GoldStructure, best_tree, prepare_items
+from dualdecomp.models.evaluation import at_reference_lengths
 from dualdecomp.models.perceptron import EpochReport, averaged_perceptron
-from dualdecomp.solvers.bigram.solver import Bigram
-from dualdecomp.solvers.dependency.solver import Dependency
-from dualdecomp.solvers.ngram.solver import Trigram
+from dualdecomp.solvers.bigram import Bigram
+from dualdecomp.solvers.dependency import Dependency
+from dualdecomp.solvers.ngram import Trigram
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,7 @@ from pathlib import Path
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.registry import ComponentKind, Trainer, TrainingContext
-from dualdecomp.solvers.ngram import Trigram
-from dualdecomp.solvers.ngram.packed import PackedTrigram
+from dualdecomp.solvers.ngram import PackedTrigram, Trigram
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:

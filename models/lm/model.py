@@ -26,7 +26,7 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import LM_FILE, open_model_file, verify_file
 from dualdecomp.data.normalisation import normalise_token
-from dualdecomp.solvers.ngram.packed import PackedTrigram
+from dualdecomp.solvers.ngram import PackedTrigram
 
 RARE = "<rare>"
 """The LM token standing for a rare word (the corpus' ``<unk>`` placeholder)."""

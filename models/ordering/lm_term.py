@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 from copy import copy
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.models.lm.model import LanguageModel
+from dualdecomp.models.lm import LanguageModel
 
 MAX_ORDER = 3
 """Highest n-gram order whose terms the exact DP's signature covers (first/last two words)."""

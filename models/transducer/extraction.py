@@ -29,8 +29,7 @@ from collections.abc import Iterable, Iterator
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.indexed_tree import IndexedTree
 from dualdecomp.data.trees import Tree
-from dualdecomp.solvers.transducer.coverage import coverage_rules
-from dualdecomp.solvers.transducer.grammar import (
+from dualdecomp.solvers.transducer import (
     NODE,
     VAR,
     WORD,
@@ -38,6 +37,7 @@ from dualdecomp.solvers.transducer.grammar import (
     Grammar,
     GrammarConfig,
     Rule,
+    coverage_rules,
     format_frag,
 )
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from dualdecomp.core.hashing import atom, feature_index
-from dualdecomp.solvers.transducer.grammar import NODE, VAR, WORD, Frag, Rule, format_frag
+from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, Rule, format_frag
 
 __all__ = ["DROPPED", "TEMPLATES", "RuleFeaturiser", "rule_feature_strings"]
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dualdecomp.data.indexed_tree import IndexedTree
 from dualdecomp.data.trees import Tree
-from dualdecomp.solvers.transducer.grammar import WORD
-from dualdecomp.solvers.transducer.solver import Hypergraph, match_frag
+from dualdecomp.solvers.transducer import WORD, Hypergraph, match_frag
 
 __all__ = ["gold_derivation"]
 

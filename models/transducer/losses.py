@@ -74,9 +74,8 @@ from dualdecomp.core.result import is_certified
 from dualdecomp.data.trees import Tree
 from dualdecomp.engine.decode import decode
 from dualdecomp.solvers.bag_count import BagCount
-from dualdecomp.solvers.ngram.solver import Trigram
-from dualdecomp.solvers.transducer.grammar import NODE, WORD, Frag
-from dualdecomp.solvers.transducer.solver import Derivation, Transducer
+from dualdecomp.solvers.ngram import Trigram
+from dualdecomp.solvers.transducer import NODE, WORD, Derivation, Frag, Transducer
 
 __all__ = ["LOSSES", "LOSS_FACTORIES", "BagArguments", "CfgHamming", "EditDistance", "F1Loss",
            "HammingArguments", "Loss", "LossAugmented", "NgramHamming", "TokenHamming", "derivation_for_keep",

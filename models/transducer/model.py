@@ -29,8 +29,7 @@ from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
 from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.training import edge_scores
-from dualdecomp.solvers.transducer.grammar import Grammar, load_grammar, save_grammar
-from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
+from dualdecomp.solvers.transducer import Grammar, Transducer, build_hypergraph, load_grammar, save_grammar
 
 __all__ = ["T3Model", "load_t3", "save_t3", "source_tree"]
 

@@ -19,16 +19,14 @@ import numpy as np
 
 from dualdecomp.core.errors import SolverError
 from dualdecomp.data.jsonl import read_corpus
-from dualdecomp.models.evaluation.compression import at_reference_lengths
-from dualdecomp.models.lm.model import LanguageModel
+from dualdecomp.models.evaluation import at_reference_lengths
+from dualdecomp.models.lm import LanguageModel
 from dualdecomp.models.transducer.data import tree_pairs
 from dualdecomp.models.transducer.extraction import extract_grammar
 from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.model import T3Model
 from dualdecomp.models.transducer.training import TrainConfig, TrainStats, edge_scores, make_example, train
-from dualdecomp.solvers.transducer.grammar import GrammarConfig
-from dualdecomp.solvers.transducer.lm_beam import beam_search
-from dualdecomp.solvers.transducer.solver import Transducer, build_hypergraph
+from dualdecomp.solvers.transducer import GrammarConfig, Transducer, beam_search, build_hypergraph
 
 __all__ = ["T3TrainingSettings", "chart_keep", "dev_gold_bigram_f1", "train_t3_model", "tune_lm_weight"]
 

@@ -37,8 +37,7 @@ from dualdecomp.data.trees import Tree
 from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.models.transducer.losses import LOSSES, Loss, make_loss
-from dualdecomp.solvers.transducer.grammar import Grammar
-from dualdecomp.solvers.transducer.solver import Hypergraph, Transducer, build_hypergraph
+from dualdecomp.solvers.transducer import Grammar, Hypergraph, Transducer, build_hypergraph
 
 __all__ = ["T3Example", "TrainConfig", "TrainStats", "derivation_features", "edge_scores", "example_loss",
            "make_example", "train"]

@@ -35,7 +35,7 @@ from dualdecomp.core.checks import as_keep, as_length, as_padded_u, as_potential
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import LengthTable, PathComponent
+from dualdecomp.solvers.bigram import LengthTable, PathComponent
 from dualdecomp.solvers.ngram.packed import PackedTrigram
 
 __all__ = ["LengthTable", "PackedTrigram", "Trigram", "dp_updates", "solve", "solve_lengths"]

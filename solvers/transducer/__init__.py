@@ -1,5 +1,27 @@
 """The STSG tree transducer (Cohn & Lapata): grammar, exact chart and component (``Transducer``)."""
 
-from dualdecomp.solvers.transducer.solver import Derivation, Hypergraph, Transducer, build_hypergraph
+from dualdecomp.solvers.transducer.coverage import coverage_rules
+from dualdecomp.solvers.transducer.grammar import (
+    NODE,
+    VAR,
+    WORD,
+    Frag,
+    Grammar,
+    GrammarConfig,
+    Rule,
+    format_frag,
+    load_grammar,
+    save_grammar,
+)
+from dualdecomp.solvers.transducer.lm_beam import beam_search
+from dualdecomp.solvers.transducer.solver import (
+    Derivation,
+    Hypergraph,
+    Transducer,
+    build_hypergraph,
+    match_frag,
+)
 
-__all__ = ["Derivation", "Hypergraph", "Transducer", "build_hypergraph"]
+__all__ = ["Derivation", "Frag", "Grammar", "GrammarConfig", "Hypergraph", "NODE", "Rule", "Transducer",
+           "VAR", "WORD", "beam_search", "build_hypergraph", "coverage_rules", "format_frag", "load_grammar",
+           "match_frag", "save_grammar"]

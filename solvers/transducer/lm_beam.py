@@ -51,7 +51,7 @@ import numpy as np
 from dualdecomp.core.checks import as_length
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.result import Result
-from dualdecomp.solvers.ngram.solver import Trigram
+from dualdecomp.solvers.ngram import Trigram
 from dualdecomp.solvers.transducer.solver import Transducer
 
 __all__ = ["BeamResult", "beam_search", "lm_score"]

@@ -31,7 +31,7 @@ from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import unused_prefix
 from dualdecomp.core.solution import Solution
-from dualdecomp.solvers.bigram.solver import LengthTable
+from dualdecomp.solvers.bigram import LengthTable
 
 __all__ = ["Unary"]
 

@@ -20,9 +20,8 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import file_sha256
 from dualdecomp.data.ordering.inputs import OrderingExample
 from dualdecomp.data.ordering.reading import read_conllu_examples
-from dualdecomp.models.evaluation.ordering import certified_share, evaluate
-from dualdecomp.models.lm.build import build_lm_report, read_corpora_sentences
-from dualdecomp.models.lm.default import MAX_BYTES, SOURCES, build_within
+from dualdecomp.models.evaluation import certified_share, evaluate
+from dualdecomp.models.lm import MAX_BYTES, SOURCES, build_lm_report, build_within, read_corpora_sentences
 from dualdecomp.models.ordering.bag_lm.search import CASED_LM_FILE, LM_FILE, LMTerm, lm_beam_decode
 
 PROVENANCE_FILE = "lm_beam.json"

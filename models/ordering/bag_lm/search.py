@@ -42,7 +42,7 @@ from dualdecomp.core.model_files import path_inside
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput, unit_head
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.data.parsing import parse_tokens
-from dualdecomp.models.lm.model import LanguageModel, load_lm
+from dualdecomp.models.lm import LanguageModel, load_lm
 
 METHOD = "LM beam (approximate)"
 CERTIFIED_METHOD = "LM beam (LM optimum: nothing pruned)"

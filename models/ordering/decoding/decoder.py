@@ -22,7 +22,7 @@ from dualdecomp.models.ordering.paper.exact import BEAM_METHOD, exact_linearisat
 from dualdecomp.models.ordering.paper.model import OrderingModel
 from dualdecomp.models.ordering.paper.refine import refine
 from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
-from dualdecomp.solvers.ordering.linearise import Linearisation
+from dualdecomp.solvers.ordering import Linearisation
 
 
 @dataclass(frozen=True)

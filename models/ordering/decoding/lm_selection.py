@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ordering.inputs import OrderingExample
-from dualdecomp.models.evaluation.ordering import evaluate
+from dualdecomp.models.evaluation import evaluate
 from dualdecomp.models.ordering.decoding.config import ExactConfig
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.decoding.load import with_decoding_lm

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.lm import load_lm
 from dualdecomp.models.ordering.bag_lm.search import load_lm_beam
 from dualdecomp.models.ordering.decoding.decoder import OrderingDecoder
 from dualdecomp.models.ordering.lineariser.model import load_lineariser

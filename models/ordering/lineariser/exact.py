@@ -29,7 +29,7 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT
 from dualdecomp.models.ordering.lineariser.features import Domain, constrained_tables
 from dualdecomp.models.ordering.lm_term import OrderingLM
-from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
+from dualdecomp.solvers.ordering import Linearisation, best_linearisation
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from dualdecomp.models.ordering.lineariser.features import (
     sentence_domains,
 )
 from dualdecomp.models.ordering.lm_term import OrderingLM
-from dualdecomp.solvers.ordering.domain_order import (
+from dualdecomp.solvers.ordering import (
     EXACT_LIMIT,
     beam_domain_order,
     best_domain_order,

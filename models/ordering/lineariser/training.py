@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample, is_projective
-from dualdecomp.models.evaluation.ordering import evaluate
+from dualdecomp.models.evaluation import evaluate
 from dualdecomp.models.ordering.lineariser.decoding import linearise_tree
 from dualdecomp.models.ordering.lineariser.features import domain_tables, order_features, sentence_domains
 from dualdecomp.models.ordering.lineariser.model import Lineariser
-from dualdecomp.solvers.ordering.domain_order import best_domain_order
+from dualdecomp.solvers.ordering import best_domain_order
 
 
 @dataclass(frozen=True)

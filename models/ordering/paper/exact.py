@@ -17,7 +17,7 @@ from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.models.ordering.paper.edge import Edge, can_attach
 from dualdecomp.models.ordering.paper.model import OrderingModel
-from dualdecomp.solvers.ordering.linearise import Linearisation, best_linearisation
+from dualdecomp.solvers.ordering import Linearisation, best_linearisation
 
 BEAM_METHOD = "tree beam DP (approximate)"
 def worst_case_attachments(children, beam: int) -> int:

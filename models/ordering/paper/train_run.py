@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.data.ordering.inputs import OrderingExample, is_projective
-from dualdecomp.models.evaluation.ordering import evaluate
+from dualdecomp.models.evaluation import evaluate
 from dualdecomp.models.ordering.paper.model import OrderingModel, new_model
 from dualdecomp.models.ordering.paper.search import SearchConfig, best_first
 from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
