@@ -281,7 +281,7 @@ def test_train_kind_trains_and_writes_a_loadable_model(kind, small_corpora, tmp_
         assert [c.kind for c in JointModel(tmp_path / "m").config.components] == ["bigram", "dependency"]
     else:
         model = get_kind(kind).load(tmp_path / "m")
-        assert type(model).__name__ in {"BigramModel", "DependencyModel", "T3Model"}
+        assert type(model).__name__ in {"BigramModel", "DependencyModel", "TransducerModel"}
     assert "saved" in err
     assert _train([*args, "--quiet"], capsys)[2] == ""
 

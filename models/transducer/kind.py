@@ -36,10 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> None:
     """Extract the grammar, train T3, choose λ and the epoch on dev, and write the model to ``--out``."""
     # lazy: loading the kind to decode does not load its trainer
-    from dualdecomp.models.transducer.pipeline import T3TrainingSettings, train_t3_model
+    from dualdecomp.models.transducer.pipeline import TransducerTrainingSettings, train_t3_model
 
     lm = lm_path(args.lm)
-    settings = T3TrainingSettings(
+    settings = TransducerTrainingSettings(
         train=tuple(args.train), dev=tuple(args.dev), depth=args.depth, method=args.method,
         lams=tuple(args.lam), epochs=args.epochs, loss=args.loss, limit=args.limit, hash_bits=args.hash_bits,
         lm=None if lm is None else str(lm), seed=args.seed)

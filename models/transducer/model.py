@@ -31,7 +31,7 @@ from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.training import edge_scores
 from dualdecomp.solvers.transducer import Grammar, Transducer, build_hypergraph, load_grammar, save_grammar
 
-__all__ = ["T3Model", "load_t3", "save_t3", "source_tree"]
+__all__ = ["TransducerModel", "load_t3", "save_t3", "source_tree"]
 
 FORMAT = "dualdecomp-t3"
 VERSION = 1
@@ -39,7 +39,7 @@ GRAMMAR_FILE = "grammar.json.gz"
 
 
 @dataclass
-class T3Model:
+class TransducerModel:
     """Grammar and weights (treat both as read-only: hypergraphs and their scores are cached per source
     tree).
 
@@ -108,7 +108,7 @@ def source_tree(sentence: Sentence) -> Tree:
     return from_dependency(sentence)
 
 
-def save_t3(model: T3Model, directory: str | os.PathLike[str]) -> Path:
+def save_t3(model: TransducerModel, directory: str | os.PathLike[str]) -> Path:
     """Write the model directory (created if needed)."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,7 +138,7 @@ def _cached_grammar(path: Path) -> Grammar:
     return _GRAMMARS[key]
 
 
-def load_t3(directory: str | os.PathLike[str]) -> T3Model:
+def load_t3(directory: str | os.PathLike[str]) -> TransducerModel:
     """Read and validate a model directory written by :func:`save_t3`."""
     d = Path(directory)
     if d.is_dir():
@@ -156,4 +156,4 @@ def load_t3(directory: str | os.PathLike[str]) -> T3Model:
     verify_files(d / "model.json", d / "weights.npz")
     plain, packed = d / "grammar.json", d / GRAMMAR_FILE
     grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
-    return T3Model(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))
+    return TransducerModel(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))

@@ -24,11 +24,12 @@ from dualdecomp.models.lm import LanguageModel
 from dualdecomp.models.transducer.data import tree_pairs
 from dualdecomp.models.transducer.extraction import extract_grammar
 from dualdecomp.models.transducer.features import RuleFeaturiser
-from dualdecomp.models.transducer.model import T3Model
+from dualdecomp.models.transducer.model import TransducerModel
 from dualdecomp.models.transducer.training import TrainConfig, TrainStats, edge_scores, make_example, train
 from dualdecomp.solvers.transducer import GrammarConfig, Transducer, beam_search, build_hypergraph
 
-__all__ = ["T3TrainingSettings", "chart_keep", "dev_gold_bigram_f1", "train_t3_model", "tune_lm_weight"]
+__all__ = ["TransducerTrainingSettings", "chart_keep", "dev_gold_bigram_f1", "train_t3_model",
+           "tune_lm_weight"]
 
 
 def _quiet(msg: str) -> None:
@@ -36,7 +37,7 @@ def _quiet(msg: str) -> None:
 
 
 @dataclass(frozen=True)
-class T3TrainingSettings:
+class TransducerTrainingSettings:
     """Settings of :func:`train_t3_model` (the options of ``dualdecomp t3 train``)."""
 
     train: tuple[str, ...]
@@ -72,19 +73,20 @@ def chart_keep(t3, length: int) -> np.ndarray:
     return t3.solve(length=closest).keep
 
 
-def train_t3_model(settings: T3TrainingSettings, log: Callable[[str], None] = _quiet) -> T3Model:
+def train_t3_model(settings: TransducerTrainingSettings,
+                   log: Callable[[str], None] = _quiet) -> TransducerModel:
     """Train a T3 model (module docstring); ``log`` receives progress lines.
 
     Parameters
     ----------
-    settings : T3TrainingSettings
+    settings : TransducerTrainingSettings
         Corpora, grammar depth, learner, regularisation grid, epochs, loss, LM for the beam weight.
     log : callable, optional
         Called with one progress line at a time.
 
     Returns
     -------
-    T3Model
+    TransducerModel
         The selected weights with their grammar and training metadata (``meta``).
     """
     t0 = time.time()
@@ -135,14 +137,14 @@ def train_t3_model(settings: T3TrainingSettings, log: Callable[[str], None] = _q
     if settings.method == "ssvm":
         log(f"loss-augmented argmaxes ({settings.loss}): {stats.augmented}, of which {stats.uncertified} "
             f"uncertified (APPROXIMATE); {stats.decodes} engine runs")
-    model = T3Model(grammar, best[1], settings.hash_bits, 1.0, meta)
+    model = TransducerModel(grammar, best[1], settings.hash_bits, 1.0, meta)
     if settings.lm is not None:
         model.lm_weight = tune_lm_weight(model, dev_pairs, dev, settings.lm, log)
         meta["lm_weight_selected_on"] = "dev bigram F1 at gold length (beam 20)"
     return model
 
 
-def tune_lm_weight(model: T3Model, dev_pairs, dev, lm_path: str,
+def tune_lm_weight(model: TransducerModel, dev_pairs, dev, lm_path: str,
                    log: Callable[[str], None] = _quiet) -> float:
     """Pick the LM weight of the (approximate) beam search on dev bigram F1 at gold length (beam 20)."""
     lm = LanguageModel(lm_path)

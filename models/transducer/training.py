@@ -39,12 +39,12 @@ from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.models.transducer.losses import LOSSES, Loss, make_loss
 from dualdecomp.solvers.transducer import Grammar, Hypergraph, Transducer, build_hypergraph
 
-__all__ = ["T3Example", "TrainConfig", "TrainStats", "derivation_features", "edge_scores", "example_loss",
-           "make_example", "train"]
+__all__ = ["TransducerExample", "TrainConfig", "TrainStats", "derivation_features", "edge_scores",
+           "example_loss",  "make_example", "train"]
 
 
 @dataclass(frozen=True)
-class T3Example:
+class TransducerExample:
     """One training pair: the source hypergraph, its gold derivation and the loss data.
 
     Attributes
@@ -64,16 +64,16 @@ class T3Example:
     target: Tree | None = None
 
 
-def make_example(source: Tree, target: Tree, grammar: Grammar) -> T3Example | None:
+def make_example(source: Tree, target: Tree, grammar: Grammar) -> TransducerExample | None:
     """Build a training example; None when the grammar cannot derive the target tree."""
     hg = build_hypergraph(source, grammar)
     gold = gold_derivation(hg, target)
     if gold is None:
         return None
-    return T3Example(hg, tuple(gold), tuple(source.words()), target)
+    return TransducerExample(hg, tuple(gold), tuple(source.words()), target)
 
 
-def example_loss(example: T3Example, kind: str) -> Loss:
+def example_loss(example: TransducerExample, kind: str) -> Loss:
     """The loss ``kind`` (see ``dualdecomp.models.transducer.losses.LOSSES``) of a training example.
 
     Raises
@@ -159,7 +159,7 @@ class TrainStats:
     decodes: int = 0
 
 
-def train(examples: Sequence[T3Example], config: TrainConfig,
+def train(examples: Sequence[TransducerExample], config: TrainConfig,
           on_epoch: Callable[[int, np.ndarray], float] | None = None,
           progress: Callable[[int], None] | None = None, stats: TrainStats | None = None
           ) -> tuple[np.ndarray, list[float]]:
@@ -167,7 +167,7 @@ def train(examples: Sequence[T3Example], config: TrainConfig,
 
     Parameters
     ----------
-    examples : sequence of T3Example
+    examples : sequence of TransducerExample
     config : TrainConfig
     on_epoch : callable, optional
         ``on_epoch(epoch, averaged_weights) -> dev score``; the best epoch's weights are returned.

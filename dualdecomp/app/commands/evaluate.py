@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
 from dualdecomp.core.errors import InputError
+
+if TYPE_CHECKING:
+    # lazy: for the annotation only (the measures load numpy and the ordering evaluation)
+    from dualdecomp.app.evaluation import EvaluationReport
 
 DESCRIPTION = """\
 Score the compressions in SYSTEM.jsonl (the output of `dualdecomp compress`) against the references of
@@ -121,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         return run_curve_command(args)
     if not args.input or not args.output:
         raise InputError("evaluate needs --input GOLD.jsonl and --output SYSTEM.jsonl (or --table SPEC.json)")
+    # lazy: keeps `dualdecomp --help` and the other commands fast (numpy, the evaluation measures)
+    from dualdecomp.app.evaluation import EvaluationReport, evaluate_files
+
     report = evaluate_files(args.input, args.output, allow_missing=getattr(args, "allow_missing", False),
                             progress=sys.stderr.isatty())
     if getattr(args, "json", False):
