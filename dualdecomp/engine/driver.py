@@ -24,9 +24,9 @@ import numpy as np
 
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.result import Result
-from dualdecomp.engine.joint import JointProblem
 from dualdecomp.engine.length import bisect
 from dualdecomp.engine.options import DecodeOptions
+from dualdecomp.engine.problem import DecompositionProblem
 from dualdecomp.engine.steps import StepSchedule
 from dualdecomp.engine.subgradient import run_subgradient
 from dualdecomp.engine.tightening import branch_and_bound
@@ -35,7 +35,7 @@ from dualdecomp.engine.tracker import Node, Tracker
 BIG_FACTOR = 1e4
 
 
-def _root(problem: JointProblem, lam: float | None, exact: bool, options: DecodeOptions) -> Node:
+def _root(problem: DecompositionProblem, lam: float | None, exact: bool, options: DecodeOptions) -> Node:
     n = problem.n
     return Node(ident=0, drop=np.zeros(n, dtype=bool), force=np.zeros(n, dtype=bool),
                 u=np.zeros((problem.K, n)), lam=lam, exact=exact,
@@ -43,7 +43,7 @@ def _root(problem: JointProblem, lam: float | None, exact: bool, options: Decode
                 votes=np.zeros(n), gap_positions=np.zeros(n, dtype=bool))
 
 
-def _fallback_keep(problem: JointProblem, node: Node) -> np.ndarray:
+def _fallback_keep(problem: DecompositionProblem, node: Node) -> np.ndarray:
     """A keep of the right length when no feasible candidate was found (its value may be -inf)."""
     n = problem.n
     if node.last_keeps is None:
@@ -83,7 +83,7 @@ def solve_joint(components: Sequence, length: int | None, options: DecodeOptions
     SolverError
         When the problem is proved infeasible.
     """
-    problem = JointProblem(components, length)
+    problem = DecompositionProblem(components, length)
     tracker = Tracker(problem, options.max_iterations, options.time_limit, start)
     exact = length is not None and (options.length_method == "exact"
                                     or (options.length_method == "auto" and problem.has_exact_length))

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.solution import Solution
-from dualdecomp.engine.joint import JointProblem
 from dualdecomp.engine.options import DecodeOptions
+from dualdecomp.engine.problem import DecompositionProblem
 from dualdecomp.engine.subgradient import offer_exact_length, run_subgradient
 from dualdecomp.engine.tracker import Node, Tracker
 
@@ -158,13 +158,13 @@ def _cross(a: Line, b: Line) -> float:
     return (a.value - b.value) / (a.size - b.size)  # type: ignore[operator]  # exact lines: value set
 
 
-def bisect(problem: JointProblem, tracker: Tracker, node: Node, options: DecodeOptions,
+def bisect(problem: DecompositionProblem, tracker: Tracker, node: Node, options: DecodeOptions,
            big: float, iterations: int | None = None) -> Bisection:
     """Search λ so that the relaxed problem keeps exactly ``problem.length`` tokens (updates ``node``).
 
     Parameters
     ----------
-    problem : JointProblem
+    problem : DecompositionProblem
         With ``length`` set.
     tracker : Tracker
         Incumbent, bound, trace, budget.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.errors import SolverError
-from dualdecomp.engine.joint import JointProblem
+from dualdecomp.engine.problem import DecompositionProblem
 from dualdecomp.engine.tracker import Node, Tracker
 
 VOTE_DECAY = 0.9
@@ -72,13 +72,13 @@ def fixing_vector(node: Node, big: float) -> np.ndarray:
     return phi
 
 
-def run_subgradient(problem: JointProblem, tracker: Tracker, node: Node, iterations: int,
+def run_subgradient(problem: DecompositionProblem, tracker: Tracker, node: Node, iterations: int,
                     big: float) -> Relaxation:
     """Run at most ``iterations`` subgradient iterations on ``node`` (updating it in place).
 
     Parameters
     ----------
-    problem : JointProblem
+    problem : DecompositionProblem
         The components.
     tracker : Tracker
         Incumbent, global bound, trace and budget (updated).
@@ -161,7 +161,7 @@ def run_subgradient(problem: JointProblem, tracker: Tracker, node: Node, iterati
     return Relaxation("iterations", None, -math.inf, sizes.copy(), best)
 
 
-def offer_exact_length(problem: JointProblem, tracker: Tracker, node: Node, big: float) -> bool:
+def offer_exact_length(problem: DecompositionProblem, tracker: Tracker, node: Node, big: float) -> bool:
     """Offer, as primal candidates, the exact-length solutions of the components that have such a DP
     under the node's current multipliers (used when the length is relaxed by λ).
 

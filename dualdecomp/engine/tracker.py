@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dualdecomp.core.result import TraceStep, is_certified
-from dualdecomp.engine.joint import JointProblem
+from dualdecomp.engine.problem import DecompositionProblem
 from dualdecomp.engine.steps import StepSchedule
 
 
@@ -71,7 +71,7 @@ class Tracker:
 
     Parameters
     ----------
-    problem : JointProblem
+    problem : DecompositionProblem
         The problem (its ``value`` evaluates candidates).
     max_iterations : int
         Iteration budget.
@@ -81,7 +81,7 @@ class Tracker:
         ``time.perf_counter()`` at the start of the decode.
     """
 
-    def __init__(self, problem: JointProblem, max_iterations: int, time_limit: float | None,
+    def __init__(self, problem: DecompositionProblem, max_iterations: int, time_limit: float | None,
                  start: float) -> None:
         self.problem = problem
         self.max_iterations = max_iterations

@@ -1,4 +1,4 @@
-"""The joint problem max Σ_c f_c(z) over one shared keep z: components, solves and primal evaluation."""
+"""The decomposition problem max Σ_c f_c(z) over one shared keep z: components, solves, primal evaluation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dualdecomp.core.component import capabilities_of
 from dualdecomp.core.solution import Solution
 
 
-class JointProblem:
+class DecompositionProblem:
     """Components over the same n tokens, an optional exact length, and cached primal evaluations.
 
     Parameters
