@@ -1,5 +1,6 @@
 """A joint configuration's own size bound (``"max_tokens"`` in its JSON): the ILP reference configuration
-refuses long sentences with a per-line error whatever ``--max-tokens`` says (issue W2.5)."""
+refuses long sentences with a per-line error by default (issue W2.5); an explicit ``--max-tokens``
+overrides it (W3.1 item 7: tests/test_w31_max_tokens.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_invalid_max_tokens_is_a_model_error(value) -> None:
 
 @pytest.fixture(scope="module")
 def ilp() -> Compressor:
-    return Compressor(config=ILP, max_tokens=1000)  # even with --max-tokens raised
+    return Compressor(config=ILP)  # the default limit: the configuration's own bound
 
 
 def test_shipped_ilp_configuration_is_bounded(ilp) -> None:
