@@ -149,7 +149,7 @@ def test_gold_derivation_max_rules():
         hg = build_hypergraph(src, grammar)
         gold = gold_derivation(hg, tgt)
         assert gold is not None
-        keys = {hg.rules[int(hg.edge_rule[e])].key for e in gold}
+        keys = {hg.rules[int(hg.hyperedge_rule[e])].key for e in gold}
         # the maximum-rules derivation is the minimal-rule one (13 rules incl. TOP)
         assert len(gold) == 13
         assert keys == FIG7 | {"(TOP @S) => (TOP @S)"}

@@ -58,10 +58,10 @@ def test_transducer_component_is_weighted(joint_t3, parsed_dev) -> None:
         t3 = comps[1]
         assert isinstance(t3, Transducer) and t3.n == s.n
         plain = model.transducer(source_tree(s))
-        assert np.allclose(t3.edge_score, 2.0 * plain.edge_score)
+        assert np.allclose(t3.hyperedge_score, 2.0 * plain.hyperedge_score)
         sol = plain.solve()
         assert abs(t3.best_given(sol.keep) - 2.0 * sol.score) <= 1e-9 * max(1.0, abs(sol.score))
-        assert np.array_equal(model.component(s).edge_score, plain.edge_score)
+        assert np.array_equal(model.component(s).hyperedge_score, plain.hyperedge_score)
 
 
 def test_joint_t3_dd_certified_and_equal_to_ilp(joint_t3, parsed_dev) -> None:

@@ -154,11 +154,11 @@ def test_augmented_argmax_equals_bruteforce(kind):
 def _count_derivations(t3: Transducer) -> int:
     hg = t3.hypergraph
     c = [0] * len(hg.vertex_node)
-    for e in range(hg.num_edges):
+    for e in range(hg.num_hyperedges):
         p = 1
         for t in hg.tails(e):
             p *= c[int(t)]
-        c[int(hg.edge_head[e])] += p
+        c[int(hg.hyperedge_head[e])] += p
     return c[hg.root]
 
 
@@ -169,7 +169,7 @@ def _hypergraph_derivations(t3: Transducer) -> list[tuple[int, ...]]:
     def at(v: int) -> list[tuple[int, ...]]:
         if v not in memo:
             memo[v] = [(int(e), *(x for part in combo for x in part))
-                       for e in np.flatnonzero(hg.edge_head == v)
+                       for e in np.flatnonzero(hg.hyperedge_head == v)
                        for combo in itertools.product(*(at(int(t)) for t in hg.tails(int(e))))]
         return memo[v]
 
@@ -189,20 +189,20 @@ def test_cfg_augmented_argmax_equals_bruteforce():
         hg = t3.hypergraph
         # the hypergraph's derivations are exactly the independent enumerator's
         full = enumerate_derivations(src, all_rules(src, grammar), score)
-        mine = sorted((round(float(t3.edge_score[list(d)].sum()), 9),
-                       tuple(sorted(hg.rules[int(hg.edge_rule[e])].key for e in d))) for d in derivs)
+        mine = sorted((round(float(t3.hyperedge_score[list(d)].sum()), 9),
+                       tuple(sorted(hg.rules[int(hg.hyperedge_rule[e])].key for e in d))) for d in derivs)
         assert mine == sorted((round(s, 9), tuple(sorted(keys))) for s, _, keys in full)
         trees = [t3.target_tree(d) for d in derivs]
         ref = trees[int(rng.integers(len(trees)))] if rng.random() < 0.7 else \
             read_tree("(TOP (A (P x) (Q y)))")
         loss = CfgHamming(ref)
-        fp_e, count_e = loss.edge_terms(t3)
+        fp_e, count_e = loss.hyperedge_terms(t3)
         for d, tree in zip(derivs, trees, strict=True):  # the rule-local decomposition
             a = loss.arguments(None, tree)
             assert fp_e[list(d)].sum() == a.fp
             assert count_e[list(d)].sum() == a.tp + a.fp
         scale = float(rng.choice([0.5, 1.0, 2.0]))
-        best = max(float(t3.edge_score[list(d)].sum()) + scale * loss.value(None, tree)
+        best = max(float(t3.hyperedge_score[list(d)].sum()) + scale * loss.value(None, tree)
                    for d, tree in zip(derivs, trees, strict=True))
         res = loss.augmented_argmax(t3, scale)
         assert res.exact

@@ -16,7 +16,7 @@ __all__ = ["gold_derivation"]
 
 
 def gold_derivation(hg: Hypergraph, target: Tree) -> list[int] | None:
-    """Edges (top-down) of a maximum-rule derivation producing ``target``, or None if none exists.
+    """Hyperedges (top-down) of a maximum-rule derivation producing ``target``, or None if none exists.
 
     Parameters
     ----------
@@ -39,12 +39,12 @@ def gold_derivation(hg: Hypergraph, target: Tree) -> list[int] | None:
     S = hg.tree
     src_leaves = [frozenset(S.leaf_indices(i)) for i in range(len(S))]
     best: dict[tuple[int, int], tuple[int, int, list[tuple[int, int]]]] = {}
-    for e in range(hg.num_edges):
+    for e in range(hg.num_hyperedges):
         kept = hg.kept(e).tolist()
         if any(k not in kept_all for k in kept) or any(int(k) in kept_all for k in hg.dropped(e)):
             continue
-        v = int(hg.edge_node[e])
-        rule = hg.rules[int(hg.edge_rule[e])]
+        v = int(hg.hyperedge_node[e])
+        rule = hg.rules[int(hg.hyperedge_rule[e])]
         kept_items = [(f, j) for f, j in zip(rule.source.frontier(), hg.frontier[e], strict=True) if f.kept]
         kept_src = [S.nodes[j].index if f.kind == WORD else None for f, j in kept_items]
         tails = hg.tails(e).tolist()
@@ -76,11 +76,11 @@ def gold_derivation(hg: Hypergraph, target: Tree) -> list[int] | None:
                 best[(v, t)] = (total, e, pairs)
     if (0, 0) not in best:
         return None
-    edges = []
+    hyperedges = []
     stack = [(0, 0)]
     while stack:
         pair = stack.pop()
         _, e, pairs = best[pair]
-        edges.append(e)
+        hyperedges.append(e)
         stack.extend(reversed(pairs))
-    return edges
+    return hyperedges

@@ -53,7 +53,7 @@ KIND = ComponentKind(
     name="transducer",
     load=load_t3,
     potentials=lambda t3, sentence: t3.component(sentence),
-    weighted=lambda t3c, weight: Transducer.from_hypergraph(t3c.hypergraph, weight * t3c.edge_score),
+    weighted=lambda t3c, weight: Transducer.from_hypergraph(t3c.hypergraph, weight * t3c.hyperedge_score),
     components=(Transducer,),
     save=save_t3,
     trainer=Trainer(summary="the T3 tree transducer (Cohn & Lapata 2009): grammar extraction, SSVM or "

@@ -210,25 +210,26 @@ def derivation_for_keep(t3: Transducer, keep: Any) -> Derivation | None:
 
     Notes
     -----
-    Runs the transducer's Viterbi kernel over the edges compatible with ``keep`` (the mask of
+    Runs the transducer's Viterbi kernel over the hyperedges compatible with ``keep`` (the mask of
     ``Transducer.best_given``) and backtracks, through the component's private ``_viterbi`` and
     ``_backtrack``.
     """
     hg = t3.hypergraph
     kv = _keep(keep, t3.n)
-    mask = np.array([bool(kv[hg.kept(e)].all() and not kv[hg.dropped(e)].any()) for e in range(hg.num_edges)],
+    mask = np.array([bool(kv[hg.kept(e)].all() and not kv[hg.dropped(e)].any())
+                     for e in range(hg.num_hyperedges)],
                     dtype=np.bool_)
     best, back = t3._viterbi(np.zeros(t3.n), mask)
     score = float(best[hg.root])
     if score == -np.inf:
         return None
-    edges = t3._backtrack(back)
-    return Derivation(tuple(edges), t3.target_tree(edges), kv.copy(), score)
+    hyperedges = t3._backtrack(back)
+    return Derivation(tuple(hyperedges), t3.target_tree(hyperedges), kv.copy(), score)
 
 
 def _own(t3: Transducer, d: Derivation) -> Derivation:
-    """``d`` with its score replaced by the model score of its edges."""
-    return replace(d, score=float(t3.edge_score[list(d.edges)].sum()))
+    """``d`` with its score replaced by the model score of its hyperedges."""
+    return replace(d, score=float(t3.hyperedge_score[list(d.hyperedges)].sum()))
 
 
 def _pick(t3: Transducer, loss: Loss, scale: float, keeps: Sequence[np.ndarray]
@@ -493,7 +494,7 @@ class CfgHamming:
         a = self.arguments(keep, tree)
         return _hamming(a.tp, a.fp, a.ref_items)
 
-    def edge_terms(self, t3: Transducer) -> tuple[np.ndarray, np.ndarray]:
+    def hyperedge_terms(self, t3: Transducer) -> tuple[np.ndarray, np.ndarray]:
         """(false positives, productions) of every hyperedge's target elementary tree."""
         hg = t3.hypergraph
         per_rule = []
@@ -501,13 +502,13 @@ class CfgHamming:
             prods = frag_productions(rule.target)
             per_rule.append((sum(1 for p in prods if p not in self._ref_set), len(prods)))
         arr = np.array(per_rule, dtype=np.float64).reshape(-1, 2)
-        return arr[hg.edge_rule, 0], arr[hg.edge_rule, 1]
+        return arr[hg.hyperedge_rule, 0], arr[hg.hyperedge_rule, 1]
 
     def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
-        """Exact: two Viterbi passes with the loss folded into the edge scores (``options`` ignored)."""
+        """Exact: two Viterbi passes with the loss folded into the hyperedge scores (``options`` ignored)."""
         hg = t3.hypergraph
-        fp, count = self.edge_terms(t3)
-        a_scores = t3.edge_score + scale * fp
+        fp, count = self.hyperedge_terms(t3)
+        a_scores = t3.hyperedge_score + scale * fp
         branches = [(a_scores - scale * count, scale * len(self.ref_items)), (a_scores, 0.0)]
         best = None
         for scores, const in branches:
@@ -518,7 +519,7 @@ class CfgHamming:
         d = _own(t3, best[0])
         loss = self.value(d.keep, d.tree)
         return LossAugmented(d, loss, d.score + scale * loss, best[1], True,
-                             "two-branch Viterbi, loss folded into the edge scores (exact)")
+                             "two-branch Viterbi, loss folded into the hyperedge scores (exact)")
 
 
 # ----------------------------------------------------------------------------------------------------

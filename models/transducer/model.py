@@ -28,7 +28,7 @@ from dualdecomp.core.model_files import (
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
 from dualdecomp.models.transducer.features import RuleFeaturiser
-from dualdecomp.models.transducer.training import edge_scores
+from dualdecomp.models.transducer.training import hyperedge_scores
 from dualdecomp.solvers.transducer import Grammar, Transducer, build_hypergraph, load_grammar, save_grammar
 
 __all__ = ["TransducerModel", "load_t3", "save_t3", "source_tree"]
@@ -62,7 +62,7 @@ class TransducerModel:
 
     def __post_init__(self) -> None:
         self.featuriser = RuleFeaturiser(self.hash_bits)
-        # source tree (text) -> (hypergraph, unit edge scores): matching a large grammar is the costly
+        # source tree (text) -> (hypergraph, unit hyperedge scores): matching a large grammar is the costly
         # part, and the configurations of a comparison table decode the same sentences again
         self._built: dict[str, tuple[Any, np.ndarray]] = {}
 
@@ -88,7 +88,7 @@ class TransducerModel:
             if len(self._built) >= self.CACHE_SIZE:
                 self._built.pop(next(iter(self._built)))
             hg = build_hypergraph(tree, self.grammar)
-            self._built[key] = (hg, edge_scores(hg, self.weights, self.featuriser))
+            self._built[key] = (hg, hyperedge_scores(hg, self.weights, self.featuriser))
         hg, scores = self._built[key]
         if weight != 1.0:
             scores = float(weight) * scores

@@ -25,7 +25,13 @@ from dualdecomp.models.transducer.data import tree_pairs
 from dualdecomp.models.transducer.extraction import extract_grammar
 from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.model import TransducerModel
-from dualdecomp.models.transducer.training import TrainConfig, TrainStats, edge_scores, make_example, train
+from dualdecomp.models.transducer.training import (
+    TrainConfig,
+    TrainStats,
+    hyperedge_scores,
+    make_example,
+    train,
+)
 from dualdecomp.solvers.transducer import GrammarConfig, Transducer, beam_search, build_hypergraph
 
 __all__ = ["TransducerTrainingSettings", "chart_keep", "dev_gold_bigram_f1", "train_t3_model",
@@ -118,7 +124,7 @@ def train_t3_model(settings: TransducerTrainingSettings,
         feats = RuleFeaturiser(settings.hash_bits)
 
         def on_epoch(epoch, w, lam=lam, feats=feats):
-            t3s = [Transducer.from_hypergraph(hg, edge_scores(hg, w, feats)) for hg in dev_hgs]
+            t3s = [Transducer.from_hypergraph(hg, hyperedge_scores(hg, w, feats)) for hg in dev_hgs]
             s = dev_gold_bigram_f1(t3s, dev, chart_keep)
             log(f"  {settings.method} lam={lam:g} epoch {epoch + 1}: dev bigram F1 at gold length "
                 f"{100 * s:.1f} ({time.time() - t0:.0f}s)")

@@ -39,7 +39,7 @@ from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.models.transducer.losses import LOSSES, Loss, make_loss
 from dualdecomp.solvers.transducer import Grammar, Hypergraph, Transducer, build_hypergraph
 
-__all__ = ["TransducerExample", "TrainConfig", "TrainStats", "derivation_features", "edge_scores",
+__all__ = ["TransducerExample", "TrainConfig", "TrainStats", "derivation_features", "hyperedge_scores",
            "example_loss",  "make_example", "train"]
 
 
@@ -50,7 +50,7 @@ class TransducerExample:
     Attributes
     ----------
     hypergraph : Hypergraph
-    gold_edges : tuple of int
+    gold_hyperedges : tuple of int
     source_words : tuple of str
         The source tokens (every loss but the CFG one).
     target : Tree or None
@@ -59,7 +59,7 @@ class TransducerExample:
     """
 
     hypergraph: Hypergraph
-    gold_edges: tuple[int, ...]
+    gold_hyperedges: tuple[int, ...]
     source_words: tuple[str, ...] = ()
     target: Tree | None = None
 
@@ -88,20 +88,20 @@ def example_loss(example: TransducerExample, kind: str) -> Loss:
     return make_loss(kind, example.source_words, example.target)
 
 
-def edge_scores(hg: Hypergraph, weights: np.ndarray, feats: RuleFeaturiser) -> np.ndarray:
+def hyperedge_scores(hg: Hypergraph, weights: np.ndarray, feats: RuleFeaturiser) -> np.ndarray:
     """w·φ of every hyperedge."""
     rule_score = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
     drops = np.diff(hg.drop_ptr).astype(np.float64)
-    return rule_score[hg.edge_rule] + weights[feats.dropped_index] * drops
+    return rule_score[hg.hyperedge_rule] + weights[feats.dropped_index] * drops
 
 
-def derivation_features(hg: Hypergraph, edges: Sequence[int], feats: RuleFeaturiser, size: int
+def derivation_features(hg: Hypergraph, hyperedges: Sequence[int], feats: RuleFeaturiser, size: int
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Sparse φ(d) as (indices, values) (indices may repeat)."""
     idx, val = [], []
     dropped = 0
-    for e in edges:
-        i, v = feats(hg.rules[int(hg.edge_rule[e])])
+    for e in hyperedges:
+        i, v = feats(hg.rules[int(hg.hyperedge_rule[e])])
         idx.append(i)
         val.append(v)
         dropped += len(hg.dropped(e))
@@ -192,9 +192,9 @@ def train(examples: Sequence[TransducerExample], config: TrainConfig,
         for i in rng.permutation(len(examples)):
             ex = examples[int(i)]
             hg = ex.hypergraph
-            sc = edge_scores(hg, w, feats)
+            sc = hyperedge_scores(hg, w, feats)
             t3 = Transducer.from_hypergraph(hg, sc)
-            gold_score = float(sc[list(ex.gold_edges)].sum())
+            gold_score = float(sc[list(ex.gold_hyperedges)].sum())
             steps += 1
             if config.method == "ssvm":
                 aug = losses[int(i)].augmented_argmax(t3)
@@ -210,10 +210,10 @@ def train(examples: Sequence[TransducerExample], config: TrainConfig,
             else:
                 d = t3.solve_tree()
                 eta = 1.0
-                violated = d.score > gold_score + 1e-9 and set(d.edges) != set(ex.gold_edges)
+                violated = d.score > gold_score + 1e-9 and set(d.hyperedges) != set(ex.gold_hyperedges)
             if violated:
-                gi, gv = derivation_features(hg, ex.gold_edges, feats, size)
-                pi, pv = derivation_features(hg, d.edges, feats, size)
+                gi, gv = derivation_features(hg, ex.gold_hyperedges, feats, size)
+                pi, pv = derivation_features(hg, d.hyperedges, feats, size)
                 np.add.at(w, gi, eta * gv)
                 np.add.at(w, pi, -eta * pv)
             total += w

@@ -8,13 +8,13 @@ with ``</s>`` = n+1, i.e. the trigrams of ``0, 0, s_1, ..., s_L, n+1``; the empt
 ``T[0,0,n+1]``), T from ``dualdecomp.models.lm.model.LanguageModel.trigram_tensor``.
 
 Search: bottom-up over the hypergraph; each vertex keeps a beam of partial target strings. Items of a
-vertex are generated edge by edge by cube pruning (Chiang 2007): the combinations of the tails' sorted
-beams are visited best-first under a heuristic (the sum of the tails' scores, i.e. the LM terms across
+vertex are generated hyperedge by hyperedge by cube pruning (Chiang 2007): the combinations of the tails'
+sorted beams are visited best-first under a heuristic (the sum of the tails' scores, i.e. the LM terms across
 the junctions are left out of the heuristic), then rescored exactly with the junction trigrams. Items are
 recombined by (LM context = first two and last two tokens, length), which is exact for a trigram LM.
 
 Free length (``length=None``): a beam keeps the ``beam`` best unique items and at most ``2·beam``
-combinations are popped per edge (the paper's 100 unique / 200 items by default). The root beam is
+combinations are popped per hyperedge (the paper's 100 unique / 200 items by default). The root beam is
 finished with the ``<s>``/``</s>`` trigrams; the result is its best item, and ``by_length`` holds the best
 finished item of every length present in the root beam (lengths pruned away are absent: use ``length=``
 for a guaranteed length).
@@ -24,13 +24,13 @@ Length target (``length=L``), to decode at a given (e.g. gold) length:
 * **Reachability.** An item of length m at vertex v is discarded unless ``L - (n - span_v) <= m <= L``
   (``span_v`` = ``vertex_span``, the number of source tokens under v's node; the tokens outside it can
   add at most ``n - span_v`` words). At the root span = n, so only items of exactly L survive. Before an
-  edge's cube is explored, tail items that cannot fit the head's range whatever the other tails yield are
+  hyperedge's cube is explored, tail items that cannot fit the head's range whatever the other tails yield are
   dropped, and combinations of the wrong total length are skipped without being built.
 * **Length-aware beam.** Let M be the number of distinct lengths among a vertex's candidates and
   ``k = max(1, beam // (2·M))``. The beam first reserves the k best items of *every* length, then fills up
   to ``beam`` items with the best remaining ones by score (so about half the beam is spread over the
   lengths, the rest goes to the best items; if M > beam the beam holds one item per length, M > beam items).
-* **Pop budget.** Per edge, at most ``2·beam`` combinations of a reachable length are popped, and at most
+* **Pop budget.** Per hyperedge, at most ``2·beam`` combinations of a reachable length are popped, and at most
   ``10·beam`` combinations in all (those of an unreachable length are skipped, but still counted).
 * **Result.** The best root item of length exactly L. If none survived the pruning, the result falls back
   to the exact T3-only best derivation of length L (``Transducer.solve(length=L)``, LM ignored in the
@@ -57,7 +57,7 @@ from dualdecomp.solvers.transducer.solver import Transducer
 __all__ = ["BeamResult", "beam_search", "lm_score"]
 
 _TOTAL_POP_FACTOR = 10
-"""With a length target, at most ``_TOTAL_POP_FACTOR · beam`` combinations are popped per edge."""
+"""With a length target, at most ``_TOTAL_POP_FACTOR · beam`` combinations are popped per hyperedge."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
         Trigram potentials (n+2, n+2, n+2), contract 2.
     lm_weight : float
     beam : int
-        Unique items per vertex (2·beam candidates popped per edge).
+        Unique items per vertex (2·beam candidates popped per hyperedge).
     length : int, optional
         Target number of kept tokens: prune unreachable items, spread the beams over lengths, return an
         item of exactly this length (falling back to the exact T3-only chart if the beam lost it).
@@ -209,15 +209,15 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
             beams[v] = _select(list(cands[v].values()), beam, target is not None)
             cands[v] = {}
 
-    for e in range(hg.num_edges):
-        node = int(hg.edge_node[e])
+    for e in range(hg.num_hyperedges):
+        node = int(hg.hyperedge_node[e])
         if node != last_node:
             close(pending)
             pending = []
             last_node = node
-        h = int(hg.edge_head[e])
+        h = int(hg.hyperedge_head[e])
         pending.append(h)
-        rule = hg.rules[int(hg.edge_rule[e])]
+        rule = hg.rules[int(hg.hyperedge_rule[e])]
         # frontier pieces in order: ("w", pos) or ("t", vertex)
         pieces: list[tuple[str, int]] = []
         tails = hg.tails(e).tolist()
@@ -243,7 +243,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
                            <= hi[h] - (tot_min - mins[k])] for k, b in enumerate(tail_beams)]
             if any(not b for b in tail_beams):
                 continue
-        base = float(t3.edge_score[e])
+        base = float(t3.hyperedge_score[e])
 
         def build(idx: tuple[int, ...], base=base, pieces=pieces, tail_beams=tail_beams
                   ) -> tuple[float, tuple[int, ...]]:
@@ -307,7 +307,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
         if len(seq) not in by_length or total > by_length[len(seq)][0]:
             by_length[len(seq)] = (total, seq)
     if best_seq is None:
-        if target is None:  # pragma: no cover - every edge pops at least one combination
+        if target is None:  # pragma: no cover - every hyperedge pops at least one combination
             raise SolverError("beam search found no derivation")
         sol = t3.solve(length=target)
         score = float(sol.score) + lm_weight * lm_score(T, sol.keep)

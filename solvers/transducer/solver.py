@@ -81,27 +81,27 @@ def match_frag(frag: Frag, tree: IndexedTree, i: int, out: list[int],
 
 @dataclass(frozen=True)
 class Hypergraph:
-    """The derivation forest of one source tree (arrays in bottom-up edge order).
+    """The derivation forest of one source tree (arrays in bottom-up hyperedge order).
 
     Attributes
     ----------
     tree : IndexedTree
         The source tree.
     rules : list of Rule
-        Rules used by the edges (local ids).
+        Rules used by the hyperedges (local ids).
     vertex_node, vertex_label : list
         Source node id and target category of each vertex.
     root : int
         Root vertex id.
-    edge_node, edge_rule, edge_head : numpy.ndarray of int64
+    hyperedge_node, hyperedge_rule, hyperedge_head : numpy.ndarray of int64
     tail_ptr, tail_idx : numpy.ndarray of int64
-        CSR tails of each edge (vertex ids).
+        CSR tails of each hyperedge (vertex ids).
     kept_ptr, kept_idx : numpy.ndarray of int64
-        CSR kept token positions (0-based) of each edge.
+        CSR kept token positions (0-based) of each hyperedge.
     drop_ptr, drop_idx : numpy.ndarray of int64
-        CSR dropped token positions of each edge.
+        CSR dropped token positions of each hyperedge.
     frontier : list of tuple of int
-        Frontier node ids of each edge (aligned with the rule's source frontier).
+        Frontier node ids of each hyperedge (aligned with the rule's source frontier).
     vertex_span : numpy.ndarray of int64
         Number of leaves under each vertex's node.
     fallback : bool
@@ -113,9 +113,9 @@ class Hypergraph:
     vertex_node: list[int]
     vertex_label: list[str]
     root: int
-    edge_node: np.ndarray
-    edge_rule: np.ndarray
-    edge_head: np.ndarray
+    hyperedge_node: np.ndarray
+    hyperedge_rule: np.ndarray
+    hyperedge_head: np.ndarray
     tail_ptr: np.ndarray
     tail_idx: np.ndarray
     kept_ptr: np.ndarray
@@ -128,20 +128,20 @@ class Hypergraph:
     n: int
 
     @property
-    def num_edges(self) -> int:
+    def num_hyperedges(self) -> int:
         """Number of hyperedges."""
-        return int(self.edge_head.shape[0])
+        return int(self.hyperedge_head.shape[0])
 
     def tails(self, e: int) -> np.ndarray:
-        """Tail vertex ids of edge ``e``."""
+        """Tail vertex ids of hyperedge ``e``."""
         return self.tail_idx[self.tail_ptr[e]:self.tail_ptr[e + 1]]
 
     def kept(self, e: int) -> np.ndarray:
-        """Token positions (0-based) edge ``e`` keeps directly."""
+        """Token positions (0-based) hyperedge ``e`` keeps directly."""
         return self.kept_idx[self.kept_ptr[e]:self.kept_ptr[e + 1]]
 
     def dropped(self, e: int) -> np.ndarray:
-        """Token positions (0-based) edge ``e`` deletes."""
+        """Token positions (0-based) hyperedge ``e`` deletes."""
         return self.drop_idx[self.drop_ptr[e]:self.drop_ptr[e + 1]]
 
 
@@ -214,8 +214,8 @@ def build_hypergraph(tree: Tree, grammar: Grammar, coverage: bool = True) -> Hyp
     fallback = False
     if coverage:
         fallback = not _derivable(raw, (0, root_label), grammar_only=True)
-    keep_edges = _useful(raw, (0, root_label))
-    if not keep_edges:
+    keep_hyperedges = _useful(raw, (0, root_label))
+    if not keep_hyperedges:
         raise SolverError("the grammar cannot derive this source tree (no coverage rules added)")
     vid: dict[tuple[int, str], int] = {}
     vertex_node: list[int] = []
@@ -232,7 +232,7 @@ def build_hypergraph(tree: Tree, grammar: Grammar, coverage: bool = True) -> Hyp
     e_node, e_rule, e_head = [], [], []
     t_ptr, t_idx, k_ptr, k_idx, d_ptr, d_idx = [0], [], [0], [], [0], []
     frontier = []
-    for idx in keep_edges:
+    for idx in keep_hyperedges:
         i, r, y, tails, kept, dropped, fr, _ = raw[idx]
         e_node.append(i)
         e_rule.append(r)
@@ -262,7 +262,7 @@ def _derivable(raw, root, grammar_only: bool) -> bool:
 
 
 def _useful(raw, root) -> list[int]:
-    """Indices of edges that are derivable bottom-up and reachable from the root."""
+    """Indices of hyperedges that are derivable bottom-up and reachable from the root."""
     ok: set[tuple[int, str]] = set()
     derivable = []
     for idx, (i, _, y, tails, _, _, _, _) in enumerate(raw):
@@ -305,8 +305,9 @@ def _viterbi(nv, head, tail_ptr, tail_idx, kept_ptr, kept_idx, score, ue, mask):
 
 
 @njit(cache=True)
-def _edge_vector(e, n, table, span, tail_ptr, tail_idx, kept_ptr, kept_idx, score, ue):  # pragma: no cover
-    """Best score of edge e for every total number of kept tokens (max-plus convolution of its tails)."""
+def _hyperedge_vector(e, n, table, span, tail_ptr, tail_idx, kept_ptr, kept_idx, score,  # pragma: no cover
+                      ue):
+    """Best score of hyperedge e for every total number of kept tokens (max-plus convolution of its tails)."""
     cur = np.full(n + 1, -np.inf)
     base = score[e]
     nk = kept_ptr[e + 1] - kept_ptr[e]
@@ -336,7 +337,7 @@ def _length_chart(nv, n, span, head, tail_ptr, tail_idx, kept_ptr, kept_idx, sco
     table = np.full((nv, n + 1), -np.inf)
     back = np.full((nv, n + 1), -1, dtype=np.int64)
     for e in range(head.shape[0]):
-        vec = _edge_vector(e, n, table, span, tail_ptr, tail_idx, kept_ptr, kept_idx, score, ue)
+        vec = _hyperedge_vector(e, n, table, span, tail_ptr, tail_idx, kept_ptr, kept_idx, score, ue)
         h = head[e]
         for m in range(n + 1):
             if vec[m] > table[h, m]:
@@ -352,11 +353,11 @@ def _length_chart(nv, n, span, head, tail_ptr, tail_idx, kept_ptr, kept_idx, sco
 
 @dataclass(frozen=True)
 class Derivation:
-    """A derivation: its edges (ids into the hypergraph), target tree, keep vector and scores.
+    """A derivation: its hyperedges (ids into the hypergraph), target tree, keep vector and scores.
 
     Attributes
     ----------
-    edges : tuple of int
+    hyperedges : tuple of int
         Hyperedge ids, top-down (preorder of the target derivation).
     tree : Tree
         The target tree (leaves carry source token positions).
@@ -366,14 +367,14 @@ class Derivation:
         Objective including the ``u`` terms.
     """
 
-    edges: tuple[int, ...]
+    hyperedges: tuple[int, ...]
     tree: Tree
     keep: np.ndarray
     score: float
 
     def rules(self, hypergraph: Hypergraph) -> list[Rule]:
         """The rules of the derivation."""
-        return [hypergraph.rules[int(hypergraph.edge_rule[e])] for e in self.edges]
+        return [hypergraph.rules[int(hypergraph.hyperedge_rule[e])] for e in self.hyperedges]
 
 
 class Transducer:
@@ -397,7 +398,7 @@ class Transducer:
     n : int
         Number of tokens.
     hypergraph : Hypergraph
-    edge_score : numpy.ndarray
+    hyperedge_score : numpy.ndarray
         Score of each hyperedge (read-only).
     fallback : bool
         True iff the grammar alone could not derive the tree and added coverage rules were needed.
@@ -407,30 +408,32 @@ class Transducer:
 
     def __init__(self, tree: Tree, grammar: Grammar, score: RuleScore | None = None, coverage: bool = True,
                  name: str = "t3", hypergraph: Hypergraph | None = None,
-                 edge_score: np.ndarray | None = None) -> None:
+                 hyperedge_score: np.ndarray | None = None) -> None:
         hg = hypergraph if hypergraph is not None else build_hypergraph(tree, grammar, coverage)
         self.hypergraph = hg
         self.n = hg.n
         self.name = name
-        if edge_score is None:
-            edge_score = np.zeros(hg.num_edges)
+        if hyperedge_score is None:
+            hyperedge_score = np.zeros(hg.num_hyperedges)
             if score is not None:
-                for e in range(hg.num_edges):
-                    edge_score[e] = float(score(hg.rules[int(hg.edge_rule[e])], len(hg.dropped(e))))
-        edge_score = np.array(edge_score, dtype=np.float64)
-        if edge_score.shape != (hg.num_edges,) or not np.isfinite(edge_score).all():
-            raise InputError("edge scores must be finite, one per hyperedge")
-        edge_score.flags.writeable = False
-        self.edge_score = edge_score
+                for e in range(hg.num_hyperedges):
+                    hyperedge_score[e] = float(score(hg.rules[int(hg.hyperedge_rule[e])], len(hg.dropped(e))))
+        hyperedge_score = np.array(hyperedge_score, dtype=np.float64)
+        if hyperedge_score.shape != (hg.num_hyperedges,) or not np.isfinite(hyperedge_score).all():
+            raise InputError("hyperedge scores must be finite, one per hyperedge")
+        hyperedge_score.flags.writeable = False
+        self.hyperedge_score = hyperedge_score
         self.fallback = hg.fallback
 
     @classmethod
-    def from_hypergraph(cls, hypergraph: Hypergraph, edge_score: np.ndarray, name: str = "t3") -> Transducer:
-        """A component over an existing hypergraph with new edge scores (no rule matching)."""
-        return cls(None, None, hypergraph=hypergraph, edge_score=edge_score, name=name)  # type: ignore[arg-type]
+    def from_hypergraph(cls, hypergraph: Hypergraph, hyperedge_score: np.ndarray,
+                        name: str = "t3") -> Transducer:
+        """A component over an existing hypergraph with new hyperedge scores (no rule matching)."""
+        return cls(None, None, hypergraph=hypergraph, hyperedge_score=hyperedge_score, name=name)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
-        return f"Transducer(n={self.n}, edges={self.hypergraph.num_edges}, fallback={self.fallback})"
+        hyperedges = self.hypergraph.num_hyperedges
+        return f"Transducer(n={self.n}, hyperedges={hyperedges}, fallback={self.fallback})"
 
     # --- decoding -----------------------------------------------------------------------------------
 
@@ -446,8 +449,9 @@ class Transducer:
 
     def _viterbi(self, ue: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         hg = self.hypergraph
-        return _viterbi(len(hg.vertex_node), hg.edge_head, hg.tail_ptr, hg.tail_idx, hg.kept_ptr, hg.kept_idx,
-                        self.edge_score, ue, mask)
+        return _viterbi(len(hg.vertex_node), hg.hyperedge_head, hg.tail_ptr, hg.tail_idx, hg.kept_ptr,
+                        hg.kept_idx,
+                        self.hyperedge_score, ue, mask)
 
     def solve_tree(self, u: Any = None, length: int | None = None) -> Derivation:
         """Best derivation of score + u·keep (optionally with exactly ``length`` kept tokens).
@@ -468,23 +472,23 @@ class Transducer:
         ue = self._u(u)
         length = as_length(length, self.n)
         if length is None:
-            best, back = self._viterbi(ue, np.ones(hg.num_edges, dtype=np.bool_))
+            best, back = self._viterbi(ue, np.ones(hg.num_hyperedges, dtype=np.bool_))
             score = best[hg.root]
             if score == -np.inf:
                 raise SolverError("no derivation")
-            edges = self._backtrack(back)
+            hyperedges = self._backtrack(back)
         else:
-            table, back = _length_chart(len(hg.vertex_node), self.n, hg.vertex_span, hg.edge_head,
+            table, back = _length_chart(len(hg.vertex_node), self.n, hg.vertex_span, hg.hyperedge_head,
                                         hg.tail_ptr, hg.tail_idx, hg.kept_ptr, hg.kept_idx,
-                                        self.edge_score, ue)
+                                        self.hyperedge_score, ue)
             score = table[hg.root, length]
             if score == -np.inf:
                 raise SolverError(f"no derivation keeps exactly {length} tokens")
-            edges = self._backtrack_length(table, back, ue, length)
+            hyperedges = self._backtrack_length(table, back, ue, length)
         keep = np.zeros(self.n, dtype=bool)
-        for e in edges:
+        for e in hyperedges:
             keep[hg.kept(e)] = True
-        return Derivation(tuple(edges), self.target_tree(edges), keep, float(score))
+        return Derivation(tuple(hyperedges), self.target_tree(hyperedges), keep, float(score))
 
     def solve(self, u: Any = None, length: int | None = None) -> Solution:
         """Argmax of the transducer score + u·keep (contract 4); ``length``: exact number kept."""
@@ -494,8 +498,8 @@ class Transducer:
     def solve_lengths(self, u: Any = None) -> np.ndarray:
         """Best score + u·keep for every exact length 0..n (-inf where impossible)."""
         hg = self.hypergraph
-        table, _ = _length_chart(len(hg.vertex_node), self.n, hg.vertex_span, hg.edge_head, hg.tail_ptr,
-                                 hg.tail_idx, hg.kept_ptr, hg.kept_idx, self.edge_score, self._u(u))
+        table, _ = _length_chart(len(hg.vertex_node), self.n, hg.vertex_span, hg.hyperedge_head, hg.tail_ptr,
+                                 hg.tail_idx, hg.kept_ptr, hg.kept_idx, self.hyperedge_score, self._u(u))
         return table[hg.root].copy()
 
     def _backtrack(self, back: np.ndarray) -> list[int]:
@@ -522,7 +526,7 @@ class Transducer:
             nk = len(hg.kept(e))
             # recover the split: prefix vectors, then walk backwards through the tails
             prefixes = [np.full(self.n + 1, -np.inf)]
-            base = self.edge_score[e]
+            base = self.hyperedge_score[e]
             for k in hg.kept(e):
                 base += ue[k]
             prefixes[0][nk] = base
@@ -559,14 +563,14 @@ class Transducer:
 
     # --- target trees -------------------------------------------------------------------------------
 
-    def target_tree(self, edges: Sequence[int]) -> Tree:
-        """The target tree of a derivation given by its edges (any order)."""
+    def target_tree(self, hyperedges: Sequence[int]) -> Tree:
+        """The target tree of a derivation given by its hyperedges (any order)."""
         hg = self.hypergraph
-        at: dict[int, int] = {int(hg.edge_head[e]): int(e) for e in edges}
+        at: dict[int, int] = {int(hg.hyperedge_head[e]): int(e) for e in hyperedges}
         vid = {(hg.vertex_node[v], hg.vertex_label[v]): v for v in at}
 
         def build(e: int) -> Tree:
-            rule = hg.rules[int(hg.edge_rule[e])]
+            rule = hg.rules[int(hg.hyperedge_rule[e])]
             kept_nodes = [j for f, j in zip(rule.source.frontier(), hg.frontier[e], strict=True) if f.kept]
             it = iter(kept_nodes)
 
@@ -588,8 +592,8 @@ class Transducer:
         """Best own score (no u) over derivations whose yield is exactly ``keep``; -inf if none."""
         kv = as_keep(keep, self.n)
         hg = self.hypergraph
-        mask = np.ones(hg.num_edges, dtype=np.bool_)
-        for e in range(hg.num_edges):
+        mask = np.ones(hg.num_hyperedges, dtype=np.bool_)
+        for e in range(hg.num_hyperedges):
             if not kv[hg.kept(e)].all() or kv[hg.dropped(e)].any():
                 mask[e] = False
         best, _ = self._viterbi(np.zeros(self.n), mask)
@@ -598,9 +602,9 @@ class Transducer:
     def to_ilp(self, problem: Any, keep_vars: list[Any], prefix: str | None = None) -> Any:
         """Add the hypergraph formulation to a pulp problem; return its objective (without u).
 
-        One binary variable per hyperedge; exactly one edge at the root vertex; for every other vertex,
-        edges into it = edges using it as a tail; at most one edge per source node; and for every token
-        k, ``keep_k`` = Σ of the edges that keep k. Integer solutions are exactly the derivations.
+        One binary variable per hyperedge; exactly one hyperedge at the root vertex; for every other vertex,
+        hyperedges into it = hyperedges using it as a tail; at most one hyperedge per source node; and for
+        every token k, ``keep_k`` = Σ of the hyperedges that keep k. Integer solutions are exactly the derivations.
 
         Parameters
         ----------
@@ -620,15 +624,15 @@ class Transducer:
         if len(keep_vars) != self.n:
             raise InputError(f"keep_vars must have {self.n} variables, got {len(keep_vars)}")
         pre = prefix if prefix is not None else unused_prefix(problem, self.name)
-        x = [binary_var(problem, f"{pre}e_{e}") for e in range(hg.num_edges)]
+        x = [binary_var(problem, f"{pre}e_{e}") for e in range(hg.num_hyperedges)]
         nv = len(hg.vertex_node)
         into: list[list[Any]] = [[] for _ in range(nv)]
         used: list[list[Any]] = [[] for _ in range(nv)]
         at_node: dict[int, list[Any]] = {}
         keeps: list[list[Any]] = [[] for _ in range(self.n)]
-        for e in range(hg.num_edges):
-            into[int(hg.edge_head[e])].append(x[e])
-            at_node.setdefault(int(hg.edge_node[e]), []).append(x[e])
+        for e in range(hg.num_hyperedges):
+            into[int(hg.hyperedge_head[e])].append(x[e])
+            at_node.setdefault(int(hg.hyperedge_node[e]), []).append(x[e])
             for t in hg.tails(e):
                 used[int(t)].append(x[e])
             for k in hg.kept(e):
@@ -641,4 +645,4 @@ class Transducer:
             problem += pulp.lpSum(vars_) <= 1, f"{pre}node_{node}"
         for k in range(self.n):
             problem += pulp.lpSum(keeps[k]) - keep_vars[k] == 0, f"{pre}keep_{k + 1}"
-        return pulp.lpSum(float(self.edge_score[e]) * x[e] for e in range(hg.num_edges))
+        return pulp.lpSum(float(self.hyperedge_score[e]) * x[e] for e in range(hg.num_hyperedges))
