@@ -604,7 +604,8 @@ class Transducer:
 
         One binary variable per hyperedge; exactly one hyperedge at the root vertex; for every other vertex,
         hyperedges into it = hyperedges using it as a tail; at most one hyperedge per source node; and for
-        every token k, ``keep_k`` = Σ of the hyperedges that keep k. Integer solutions are exactly the derivations.
+        every token k, ``keep_k`` = Σ of the hyperedges that keep k. Integer solutions are exactly the
+        derivations.
 
         Parameters
         ----------
