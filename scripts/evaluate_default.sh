@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Evaluate a model (default: the embedded default model) on the three dev files at free length and at gold
-# length, printing one markdown table (the numbers in README.md).  Usage: scripts/evaluate_default.sh [MODEL_DIR]
+# length, printing one markdown table (the numbers in docs/models.md).  Usage: scripts/evaluate_default.sh [MODEL_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}

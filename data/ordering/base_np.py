@@ -4,7 +4,7 @@ Zhang & Clark (2015) keep the base NPs of the Penn Treebank as atomic units when
 ("for fair comparison with Wan et al. 2009"), so their bag-of-words numbers (48.7 BLEU on WSJ test, 42.89
 on dev) are for bags of words *and* base NPs. The UD English Web Treebank has no phrase brackets; this
 module derives PTB-style base NPs from its dependency trees by a rule fixed before any ordering result was
-seen (README, "Word ordering" → "Base NPs"):
+seen (docs/word-ordering.md, "Word ordering" → "Base NPs"):
 
 * A **candidate head** is a word whose XPOS is a noun, a number or ``$`` (``NOUN_TAGS``), taken top-down
   (breadth-first from the root), skipping words already inside a unit.

@@ -1,4 +1,4 @@
-"""Size limits of the compression pipeline (documented in the README, "Memory and time bounds")."""
+"""Size limits of the compression pipeline (documented in docs/large-corpora.md, "Memory and time bounds")."""
 
 from __future__ import annotations
 

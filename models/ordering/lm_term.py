@@ -16,7 +16,7 @@ unigram scores of its words) — tested against KenLM's own per-word scores.
 Everything these terms read from an edge (its first and last two words, for a trigram) is part of the
 exact DP's signature (``dualdecomp.models.ordering.paper.exact.signature``), so the exact decoder stays exact
 with the LM; LMs of order above 3 are refused for that reason. The LM is a decoding-time term: the
-trainer learns the syntax model alone, and the weight is chosen on dev (README, "Word ordering").
+trainer learns the syntax model alone, and the weight is chosen on dev (docs/word-ordering.md).
 """
 
 from __future__ import annotations

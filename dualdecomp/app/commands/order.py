@@ -37,11 +37,12 @@ alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned
 Output: one JSON line per input. A sentence block or line that cannot be read or ordered gets a row
 {"id": ..., "error": ...} and the others go on; the exit code is then 2 (bad input).
 
-train: guided learning on CoNLL-U train, selection on dev (see README, "Word ordering").
+train: guided learning on CoNLL-U train, selection on dev (see docs/word-ordering.md).
 train-lineariser: the head-domain lineariser (averaged perceptron; epoch and LM weight chosen on dev).
 evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
 of Table 7 of the paper.
-select-lm: choose the LM weight on dev sentences (deterministic rule, README) and store it (--write).
+select-lm: choose the LM weight on dev sentences (deterministic rule, docs/word-ordering.md) and store
+it (--write).
 build-lm-beam: estimate the n-gram LM of the LM beam search (beyond the paper: a bag ordered by the LM
 alone, left to right, APPROXIMATE) into a model, choose its beam on dev and store both.
 """

@@ -7,7 +7,7 @@ by KenLM's ``lmplz`` (modified Kneser-Ney) with the first pruning setting of :fu
 binary fits in 25 MB, the default LM's size limit. ``lm_beam.json`` beside it records the sources (with
 their sha256), the order, the pruning, the n-gram counts and the size. The cased LM is estimated from the EWT
 train sentences alone, tokens as written (no lowercasing, no digit masking), unpruned. Orders and weights
-were chosen on dev by the rules in the README ("Word ordering", "An LM beam decoder for bags").
+were chosen on dev by the rules in docs/word-ordering.md ("An LM beam decoder for bags").
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ class LMBeam:
     terms : tuple of LMTerm
         The lowercased LM (weight 1) and, when the model has one, the cased LM with its weight.
     beam : int
-        States kept after each step (chosen on dev; README, "Word ordering").
+        States kept after each step (chosen on dev; docs/word-ordering.md, "Word ordering").
     default : bool
         Whether the default decoder orders the inputs that give no tag and no head outside their units
         with it (decided on dev by stated rules; ``ExactConfig.lm_beam == "untagged"``).

@@ -8,7 +8,7 @@ from dataclasses import InitVar, dataclass
 
 DEFAULT_TREE_BEAM = 64
 """K of the tree beam DP of the CLI's and the benchmark's decoders: the largest K of {4, 8, 16, 32, 64} whose
-slowest full-tree sentence of dev 1000-1029 stays within 5 s (README, "The tree beam DP")."""
+slowest full-tree sentence of dev 1000-1029 stays within 5 s (docs/word-ordering.md, "The tree beam DP")."""
 SECOND_STAGES = ("tree-beam", "lineariser")
 """What may order the completed tree of a best-first output (``ExactConfig.second_stage``)."""
 OLD_SECOND_STAGES = {"linearizer": "lineariser"}

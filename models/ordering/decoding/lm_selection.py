@@ -4,8 +4,8 @@ Rule (deterministic, no wall clock): decode the dev sentences ``[start, start + 
 "words" and "all" input conditions with the default decoder — best-first search with an expansion
 limit, then the tree beam DP (``tree_beam``; full trees by the tree beam DP alone) — for every
 candidate weight; keep the weight with the highest mean sacrebleu BLEU of the two conditions (ties:
-the smaller weight). The README's dev table uses the first dev sentences, so the default slice (from
-sentence 1000) is disjoint from it.
+the smaller weight). The dev table of docs/word-ordering.md uses the first dev sentences, so the
+default slice (from sentence 1000) is disjoint from it.
 
 The weight for inputs with ordered units (``OrderingDecoder.units_lm``) is chosen by the same rule on
 the ``bnp`` condition alone (:data:`UNITS_SELECTION_CONDITIONS`: the bag with its base NPs as units),

@@ -62,7 +62,7 @@ LM_BEAM = 32
 EXACT_LM_METHOD = f"{METHOD_NAME} + LM (exact DP)"
 LM_STATES = 0
 """States the exact DP with the LM term may build before the beam search takes over (0, the default
-chosen on dev: the beam only; README "The head-domain lineariser")."""
+chosen on dev: the beam only; docs/word-ordering.md, "The head-domain lineariser")."""
 
 
 @dataclass(frozen=True)
