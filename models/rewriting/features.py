@@ -1,0 +1,231 @@
+"""Rule features of the rewriting model (Cohn & Lapata 2008, Table 3), hashed with
+``dualdecomp.core.hashing``.
+
+For a rule ⟨X, Y⟩ → ⟨α, γ, links, word_links⟩ (binary unless stated):
+
+* **origin**: one feature per origin (extracted from training pairs, copy, delete, ...); and, per origin,
+  the rule's relative frequencies (real): log p(γ | α), log p(α | γ) and log p(α, γ) over the extracted
+  rules (:class:`RuleStatistics`; 0 for rules never extracted);
+* **roots**: X, Y, X∧Y, and whether X = Y;
+* **preterminal rewrite**: both sides preterminals with the same or a different word;
+* **identity**: α, γ and the full rule (lexicalised and unlexicalised), and whether the rule is the
+  identity (α = γ, no deletion);
+* **counts** (real): terminals of γ, variables, deleted variables, deleted source words; the rule's
+  operations (kept, substituted, inserted words and reordered variables: :meth:`RewriteRule.operations`);
+* **ordering**: the variable order as numbers (``1 0 2``) and as non-terminals; whether the variables'
+  non-terminal sequence is unchanged after reordering;
+* **terminals**: each common, inserted, substituted (``source→target``) and deleted terminal;
+  whether the pre-terminal (or terminal) sequences are identical;
+* **length**: whether γ is shorter / longer than α (frontier items), and whether γ is a compression of α
+  by deletion only (no substitution, insertion or reordering).
+
+Per application (computed on the source tree by the chart, not by the rule): ``dropped`` — the number of
+source tokens the application deletes, and ``words`` — the number of target words it writes (the length
+bias). The paper's n-gram feature (the LM log-probability) is the decoder's LM term, weighted by the
+model's ``lm_weight``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dualdecomp.core.hashing import atom, feature_index
+from dualdecomp.solvers.rewriting import RewriteRule
+from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag
+
+__all__ = ["APPLICATION", "TEMPLATES", "RewriteFeaturiser", "RuleStatistics", "rule_feature_strings"]
+
+TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x", "root.y", "root.xy",
+             "root.same", "pt.same_word", "pt.other_word", "id.src", "id.tgt", "id.rule", "unlex.src",
+             "unlex.tgt", "unlex.rule", "identity", "count.tgt_words", "count.vars", "count.deleted_vars",
+             "count.deleted_words", "op.kept", "op.substituted", "op.inserted", "op.reordered",
+             "order.numbers", "order.labels", "order.same_labels", "term.common", "term.inserted",
+             "term.substituted", "term.deleted", "seq.same_preterminals", "seq.same_terminals",
+             "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words")
+_T = {name: i for i, name in enumerate(TEMPLATES)}
+APPLICATION = ("dropped", "words")
+"""The per-application features (their values come from the chart, not the rule)."""
+
+
+def _bare(frag: Frag) -> str:
+    """A side's text form without the kept/deleted marks."""
+    return format_frag(frag, marks=False)
+
+
+@dataclass
+class RuleStatistics:
+    """Relative frequencies of the extracted rules, by origin (the paper's log p features).
+
+    Built once from the grammar's rules and their counts (:meth:`from_rules`).
+    """
+
+    joint: Counter = field(default_factory=Counter)
+    source: Counter = field(default_factory=Counter)
+    target: Counter = field(default_factory=Counter)
+    total: Counter = field(default_factory=Counter)
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[RewriteRule]) -> RuleStatistics:
+        """Counts of every (origin, rule), (origin, α) and (origin, γ) over rules with a count."""
+        stats = cls()
+        for rule in rules:
+            if rule.count <= 0:
+                continue
+            for origin in rule.origins:
+                stats.joint[origin, rule.key] += rule.count
+                stats.source[origin, format_frag(rule.source)] += rule.count
+                stats.target[origin, _bare(rule.target)] += rule.count
+                stats.total[origin] += rule.count
+        return stats
+
+    def log_probabilities(self, rule: RewriteRule) -> list[tuple[str, str, float]]:
+        """The (template, origin, value) triples of ``rule``'s three log-probabilities per origin."""
+        out: list[tuple[str, str, float]] = []
+        for origin in sorted(rule.origins):
+            joint = self.joint.get((origin, rule.key), 0)
+            if joint <= 0:
+                continue
+            src = self.source[origin, format_frag(rule.source)]
+            tgt = self.target[origin, _bare(rule.target)]
+            out += [("logp.t_given_s", origin, math.log(joint / src)),
+                    ("logp.s_given_t", origin, math.log(joint / tgt)),
+                    ("logp.joint", origin, math.log(joint / self.total[origin]))]
+        return out
+
+
+def _preterminals(frag: Frag) -> list[str]:
+    out: list[str] = []
+
+    def walk(f: Frag) -> None:
+        if f.kind == NODE and len(f.children) == 1 and f.children[0].kind == WORD:
+            out.append(f.label)
+        elif f.kind == VAR:
+            out.append(f.label)
+        elif f.kind == NODE:
+            for c in f.children:
+                walk(c)
+
+    walk(frag)
+    return out
+
+
+def rule_feature_strings(rule: RewriteRule, stats: RuleStatistics | None = None
+                         ) -> list[tuple[str, str, float]]:
+    """The (template, value, weight) triples of a rule's own features (before hashing).
+
+    Parameters
+    ----------
+    rule : RewriteRule
+    stats : RuleStatistics, optional
+        The grammar's relative frequencies (no log-probability features without them).
+
+    Returns
+    -------
+    list of (str, str, float)
+    """
+    src, tgt = rule.source, rule.target
+    s_id, t_id = format_frag(src), format_frag(tgt)
+    s_un, t_un = format_frag(src, lexical=False), format_frag(tgt, lexical=False)
+    feats: list[tuple[str, str, float]] = [("origin", o, 1.0) for o in sorted(rule.origins)]
+    if stats is not None:
+        feats += stats.log_probabilities(rule)
+    feats += [("root.x", rule.root, 1.0), ("root.y", rule.target_root, 1.0),
+              ("root.xy", f"{rule.root}|{rule.target_root}", 1.0), ("bias", "", 1.0),
+              ("id.src", s_id, 1.0), ("id.tgt", t_id, 1.0), ("id.rule", rule.key, 1.0),
+              ("unlex.src", s_un, 1.0), ("unlex.tgt", t_un, 1.0), ("unlex.rule", f"{s_un}=>{t_un}", 1.0)]
+    if rule.root == rule.target_root:
+        feats.append(("root.same", "", 1.0))
+    s_front, t_front = src.frontier(), tgt.frontier()
+    s_words = [f for f in s_front if f.kind == WORD]
+    t_words = [f.label for f in t_front if f.kind == WORD]
+    if len(src.children) == 1 and src.children[0].kind == WORD and tgt.kind == NODE \
+            and len(tgt.children) == 1 and tgt.children[0].kind == WORD:
+        same = src.children[0].label == tgt.children[0].label
+        feats.append(("pt.same_word" if same else "pt.other_word", "", 1.0))
+    ops = rule.operations()
+    if s_id.replace("@", "") == t_id.replace("@", "") and "~" not in s_id and not ops.reordered:
+        feats.append(("identity", "", 1.0))
+    svars = [f for f in s_front if f.kind == VAR]
+    counts = {"count.tgt_words": len(t_words), "count.vars": sum(f.kept for f in svars),
+              "count.deleted_vars": sum(not f.kept for f in svars),
+              "count.deleted_words": sum(not f.kept for f in s_words), "op.kept": ops.kept,
+              "op.substituted": ops.substituted, "op.inserted": ops.inserted, "op.reordered": ops.reordered}
+    feats += [(name, "", float(v)) for name, v in counts.items() if v]
+    linked = [f.label for f in svars if f.kept]
+    if rule.links:
+        feats.append(("order.numbers", " ".join(map(str, rule.links)), 1.0))
+        t_labels = [f.label for f in t_front if f.kind == VAR]
+        feats.append(("order.labels", " ".join(t_labels), 1.0))
+        if [linked[j] for j in rule.links] == linked:
+            feats.append(("order.same_labels", "", 1.0))
+    for w, j in zip(t_words, rule.word_links, strict=True):
+        if j is None:
+            feats.append(("term.inserted", w, 1.0))
+        elif s_words[j].label == w:
+            feats.append(("term.common", w, 1.0))
+        else:
+            feats.append(("term.substituted", f"{s_words[j].label}→{w}", 1.0))
+    feats += [("term.deleted", f.label, 1.0) for f in s_words if not f.kept]
+    if _preterminals(src) == _preterminals(tgt):
+        feats.append(("seq.same_preterminals", "", 1.0))
+    if [f.label for f in s_words] == t_words:
+        feats.append(("seq.same_terminals", "", 1.0))
+    if len(t_front) < len(s_front):
+        feats.append(("length.shorter", "", 1.0))
+    elif len(t_front) > len(s_front):
+        feats.append(("length.longer", "", 1.0))
+    if not (ops.substituted or ops.inserted or ops.reordered):
+        feats.append(("deletion_only", "", 1.0))
+    return feats
+
+
+class RewriteFeaturiser:
+    """Hashed rule features, cached by rule key.
+
+    Parameters
+    ----------
+    hash_bits : int
+        log2 of the weight-vector size.
+    stats : RuleStatistics, optional
+        The grammar's relative frequencies.
+
+    Attributes
+    ----------
+    dropped_index, words_index : int
+        Indices of the per-application features (source tokens deleted; target words written).
+    """
+
+    def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None) -> None:
+        self.hash_bits = hash_bits
+        self.stats = stats
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.dropped_index = self._index("dropped")
+        self.words_index = self._index("words")
+
+    def _index(self, template: str) -> int:
+        return int(feature_index(_T[template], np.uint64(atom("")), 0, self.hash_bits))
+
+    def __call__(self, rule: RewriteRule) -> tuple[np.ndarray, np.ndarray]:
+        """(indices int64, values float64) of a rule's own features."""
+        key = rule.key
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        trip = rule_feature_strings(rule, self.stats)
+        tmpl = np.array([_T[t] for t, _, _ in trip], dtype=np.uint64)
+        a = np.array([atom(v) for _, v, _ in trip], dtype=np.uint64)
+        idx = feature_index(0, a, tmpl * np.uint64(0x9E3779B1) + np.uint64(7), self.hash_bits)
+        val = np.array([w for _, _, w in trip], dtype=np.float64)
+        self._cache[key] = (idx, val)
+        return idx, val
+
+    def score(self, weights: np.ndarray, rule: RewriteRule, dropped: int, words: int) -> float:
+        """w·φ(one application of ``rule`` deleting ``dropped`` tokens and writing ``words`` words)."""
+        idx, val = self(rule)
+        return float(weights[idx] @ val + weights[self.dropped_index] * dropped
+                     + weights[self.words_index] * words)
