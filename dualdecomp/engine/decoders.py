@@ -1,7 +1,8 @@
 """The registry of decoders: a configuration's ``decode.decoder`` name → the function that decodes and the
 schema of its options.
 
-Every decoder takes ``(components, length, options)`` and returns a :class:`~dualdecomp.core.result.Result`:
+Every compression decoder takes ``(components, length, options)`` and returns a
+:class:`~dualdecomp.core.result.Result`:
 
 - ``dd`` — dual decomposition (:func:`dualdecomp.engine.decode.decode`; ``options`` are its options,
   :data:`~dualdecomp.engine.options.DD_OPTIONS`);
@@ -11,11 +12,16 @@ Every decoder takes ``(components, length, options)`` and returns a :class:`~dua
 
 A configuration's ``"decode"`` block (``{"decoder": NAME, ...options}``) is checked here, once, by
 :func:`check_decode_block`: the decoder's name, then every option against that decoder's schema.
+
+The same mechanism serves every task: a :class:`DecoderRegistry` holds one task's :class:`DecoderSpec`
+by name (:data:`COMPRESSION_DECODERS` here; word ordering's in
+``dualdecomp.models.ordering.decoding.registry``), each with its option schema (:class:`Option`) and
+whether it is exact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,8 +39,8 @@ from dualdecomp.engine.options import (
     positive_int,
 )
 
-__all__ = ["DECODERS", "DEFAULT_DECODER", "Decoder", "DecoderSpec", "check_decode_block", "get_decoder",
-           "get_decoder_spec"]
+__all__ = ["COMPRESSION_DECODERS", "DECODERS", "DEFAULT_DECODER", "Decoder", "DecoderRegistry", "DecoderSpec",
+           "check_decode_block", "get_decoder", "get_decoder_spec", "schema_check"]
 
 Decoder = Callable[[Sequence[Any], "int | None", Mapping[str, Any]], Result]
 
@@ -49,24 +55,95 @@ class DecoderSpec:
     Attributes
     ----------
     name : str
-        ``decode.decoder`` in a configuration.
-    decode : Decoder
-        ``decode(components, length, options) -> Result``.
+        ``decode.decoder`` in a configuration (or the decoder's name in its task's registry).
+    decode : callable
+        The decoder; its signature is its task's (compression: :data:`Decoder`,
+        ``decode(components, length, options) -> Result``).
     options : tuple of Option
         Every option it takes: key, default, the values it accepts.
-    check : callable
+    check : callable, optional
         ``check(options)`` raises :class:`~dualdecomp.core.errors.InputError` for an unknown key or a
-        value the schema refuses (``options`` without the ``decoder`` key).
+        value the schema refuses (``options`` without the ``decoder`` key). Default: exactly ``options``
+        (:func:`schema_check`).
+    exact : bool
+        True: an exact decoder — what it certifies is proven optimal, and within its limits it always
+        certifies. False: APPROXIMATE (a heuristic search; its docstring says when, if ever, it certifies).
     """
 
     name: str
-    decode: Decoder
+    decode: Callable[..., Any]
     options: tuple[Option, ...]
-    check: Callable[[Mapping[str, Any]], None]
+    check: Callable[[Mapping[str, Any]], None] | None = None
+    exact: bool = False
+
+    def __post_init__(self) -> None:
+        if self.check is None:
+            object.__setattr__(self, "check", schema_check(self.name, self.options))
 
     def defaults(self) -> dict[str, Any]:
         """Every option's default value."""
         return {o.name: o.default for o in self.options}
+
+
+class DecoderRegistry:
+    """The decoders of one task, by name: look-up, names, option checks.
+
+    Parameters
+    ----------
+    task : str
+        The task, in words (``"compression"``, ``"word ordering"``).
+    specs : iterable of DecoderSpec
+        Its decoders, in the order :meth:`names` lists them (names unique).
+    default : str, optional
+        The decoder of a ``"decode"`` block that names none (:meth:`check_block`).
+    """
+
+    def __init__(self, task: str, specs: Iterable[DecoderSpec], default: str | None = None) -> None:
+        self.task = task
+        self._specs: dict[str, DecoderSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"two {task} decoders named {spec.name!r}")
+            self._specs[spec.name] = spec
+        if default is not None and default not in self._specs:
+            raise ValueError(f"the default {task} decoder {default!r} is not registered")
+        self.default = default
+
+    def __iter__(self) -> Iterator[DecoderSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._specs
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names, in registration order."""
+        return tuple(self._specs)
+
+    def spec(self, name: str) -> DecoderSpec:
+        """The :class:`DecoderSpec` registered as ``name`` (InputError if there is none)."""
+        try:
+            return self._specs[name]
+        except (KeyError, TypeError):
+            raise InputError(f"unknown decoder {name!r} (one of {', '.join(self._specs)})") from None
+
+    def checked(self, name: str, options: Mapping[str, Any]) -> DecoderSpec:
+        """The decoder ``name`` after checking ``options`` against its schema (InputError: an unknown name,
+        an unknown option or a value the schema refuses)."""
+        spec = self.spec(name)
+        spec.check(options)  # type: ignore[misc]
+        return spec
+
+    def check_block(self, decode_block: Mapping[str, Any]) -> str:
+        """Validate a ``"decode"`` block ``{"decoder": NAME, ...options}``; return the decoder's name
+        (``decoder`` defaults to ``default``)."""
+        name = decode_block.get("decoder", self.default)
+        if not isinstance(name, str) or name not in self._specs:
+            raise InputError(f"decode.decoder must be one of {tuple(self._specs)}, not {name!r}")
+        self._specs[name].check({k: v for k, v in decode_block.items() if k != "decoder"})  # type: ignore[misc]
+        return name
 
 
 def _check_dd(options: Mapping[str, Any]) -> None:
@@ -78,8 +155,9 @@ def _check_dd(options: Mapping[str, Any]) -> None:
         raise InputError(f"invalid decode options: {exc}") from None
 
 
-def _schema_check(decoder: str, schema: tuple[Option, ...]) -> Callable[[Mapping[str, Any]], None]:
-    """``check`` of a decoder whose options are exactly ``schema``."""
+def schema_check(decoder: str, schema: tuple[Option, ...]) -> Callable[[Mapping[str, Any]], None]:
+    """``check`` of a decoder whose options are exactly ``schema``: an unknown key or a value an
+    :class:`Option` refuses is an :class:`~dualdecomp.core.errors.InputError`."""
 
     def check(options: Mapping[str, Any]) -> None:
         unknown = sorted(set(options) - {o.name for o in schema})
@@ -114,22 +192,21 @@ def _beam(components: Sequence[Any], length: int | None, options: Mapping[str, A
     return beam_decode(list(components), length, beam=int(options.get("beam", _BEAM.default)))
 
 
-_SPECS: dict[str, DecoderSpec] = {spec.name: spec for spec in (
-    DecoderSpec("dd", _dd, DD_OPTIONS, _check_dd),
-    DecoderSpec("ilp", _ilp, (_SOLVER, _TIME_LIMIT), _schema_check("ilp", (_SOLVER, _TIME_LIMIT))),
-    DecoderSpec("beam", _beam, (_BEAM,), _schema_check("beam", (_BEAM,))),
-)}
+COMPRESSION_DECODERS = DecoderRegistry("compression", (
+    DecoderSpec("dd", _dd, DD_OPTIONS, _check_dd, exact=True),
+    DecoderSpec("ilp", _ilp, (_SOLVER, _TIME_LIMIT), exact=True),
+    DecoderSpec("beam", _beam, (_BEAM,)),
+), default=DEFAULT_DECODER)
+"""Compression's decoders: ``dd`` (exact: certified when the dual closes the gap), ``ilp`` (exact) and
+``beam`` (APPROXIMATE, never certified)."""
 
-DECODERS: dict[str, Decoder] = {name: spec.decode for name, spec in _SPECS.items()}
+DECODERS: dict[str, Decoder] = {spec.name: spec.decode for spec in COMPRESSION_DECODERS}
 """The decoders by name (``decode.decoder``)."""
 
 
 def get_decoder_spec(name: str) -> DecoderSpec:
     """The :class:`DecoderSpec` registered as ``name`` (InputError if there is none)."""
-    try:
-        return _SPECS[name]
-    except (KeyError, TypeError):
-        raise InputError(f"unknown decoder {name!r} (one of {', '.join(_SPECS)})") from None
+    return COMPRESSION_DECODERS.spec(name)
 
 
 def get_decoder(name: str) -> Decoder:
@@ -150,8 +227,4 @@ def check_decode_block(decode_block: Mapping[str, Any]) -> str:
     InputError
         An unknown decoder, or options its schema refuses (:meth:`DecoderSpec.check`).
     """
-    name = decode_block.get("decoder", DEFAULT_DECODER)
-    if not isinstance(name, str) or name not in _SPECS:
-        raise InputError(f"decode.decoder must be one of {tuple(_SPECS)}, not {name!r}")
-    _SPECS[name].check({k: v for k, v in decode_block.items() if k != "decoder"})
-    return name
+    return COMPRESSION_DECODERS.check_block(decode_block)
