@@ -1,6 +1,7 @@
 """The STSG tree transducer (Cohn & Lapata): grammar, exact chart and component (``Transducer``)."""
 
 from dualdecomp.solvers.transducer.coverage import coverage_rules
+from dualdecomp.solvers.transducer.frag_codec import FragEncoder, decode_frag, decode_strings, key_hash
 from dualdecomp.solvers.transducer.grammar import (
     NODE,
     VAR,
@@ -22,6 +23,6 @@ from dualdecomp.solvers.transducer.solver import (
     match_frag,
 )
 
-__all__ = ["Derivation", "Frag", "Grammar", "GrammarConfig", "Hypergraph", "NODE", "Rule", "Transducer",
-           "VAR", "WORD", "beam_search", "build_hypergraph", "coverage_rules", "format_frag", "load_grammar",
-           "match_frag", "save_grammar"]
+__all__ = ["Derivation", "Frag", "FragEncoder", "Grammar", "GrammarConfig", "Hypergraph", "NODE", "Rule",
+           "Transducer", "VAR", "WORD", "beam_search", "build_hypergraph", "coverage_rules", "decode_frag",
+           "decode_strings", "format_frag", "key_hash", "load_grammar", "match_frag", "save_grammar"]
