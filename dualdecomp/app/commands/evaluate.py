@@ -14,15 +14,23 @@ if TYPE_CHECKING:
     from dualdecomp.app.evaluation import EvaluationReport
 
 DESCRIPTION = """\
-Score the compressions in SYSTEM.jsonl (the output of `dualdecomp compress`) against the references of
-GOLD.jsonl, matched by id: compression rate, token F1, bigram F1 (boundary-padded), GR-F1 (spaCy
-dependency triples), ROUGE-1/2/L. Scores are macro-averaged over sentences and, with several references,
-averaged over references. A system run with `--length gold` is scored reference by reference at each
-reference's length. Lines carrying `error` are counted as failed and excluded from the averages.
+Score the compressions in SYSTEM.jsonl (the output of `dualdecomp compress`) against the references
+of GOLD.jsonl, matched by id: compression rate, token F1, bigram F1 (boundary-padded), GR-F1 (spaCy
+dependency triples), ROUGE-1/2/L. Scores are macro-averaged over sentences and, with several
+references, averaged over references. A system run with `--length gold` is scored reference by
+reference at each reference's length. Lines carrying `error` are counted as failed and excluded from
+the averages.
 
-With --curve, instead: compress GOLD.jsonl with every --system at every ratio of --ratios (each sentence
-to exactly round(R*n) tokens), score each run, and draw quality (token F1, bigram F1) against compression
-rate, one line per system, into the picture given by --output (e.g. curve.png).
+With --curve, instead: compress GOLD.jsonl with every --system at every ratio of --ratios (each
+sentence to exactly round(R*n) tokens), score each run, and draw quality (token F1, bigram F1)
+against compression rate, one line per system, into the picture given by --output (e.g. curve.png).
+
+With --task rewrite, instead: score the rewrites in --predictions (JSONL rows with id and rewrite,
+as dualdecomp rewrite writes; rows of dualdecomp compress are read by their output or compression
+field) against each reference set of --references separately, matched by id (a missing or extra id
+is an error): corpus SARI and its add/keep/delete parts (13a tokens, lowercased, pooled counts as
+EASSE), sacrebleu BLEU against all references of a set (13a tokens, case-sensitive), the share of
+characters kept, the mean number of words and the share of outputs identical to their source.
 """
 
 
@@ -42,6 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "evaluate", help="score system compressions against gold references",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=("compress", "rewrite"), default="compress",
+                        help="compress (default): score compressions; rewrite: score rewrites (below)")
     parser.add_argument("--input", "-i", metavar="GOLD.jsonl",
                         help="gold corpus (JSONL with text and compressions)")
     parser.add_argument("--output", "-o", metavar="SYSTEM.jsonl",
@@ -68,6 +78,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                        help="use only the first N sentences of GOLD.jsonl")
     parser.add_argument("--allow-missing", action="store_true",
                         help="evaluate even if some gold sentences have no output line (counted as missing)")
+    rewrite = parser.add_argument_group("rewriting (--task rewrite)")
+    rewrite.add_argument("--predictions", metavar="FILE",
+                         help="system rewrites: JSONL rows with id and rewrite (or output / compression)")
+    rewrite.add_argument("--references", metavar="FILE", default=None,
+                         help="rewriting corpus: JSONL rows with id, text and references by set "
+                              "(default: ../shared/data/rewriting/dev.jsonl beside the checkout)")
+    rewrite.add_argument("--sets", metavar="SET,SET", default=None,
+                         help="reference sets to score against, each separately (default: asset,turkcorpus)")
+    rewrite.add_argument("--format", choices=("text", "json"), default=None,
+                         help="text (default): a plain-text report; json: one JSON object")
     parser.set_defaults(func=run)
     return parser
 
@@ -111,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
     int
         0 on success (errors are raised as ``InputError`` / ``ModelError`` for the CLI to map).
     """
+    if getattr(args, "task", "compress") == "rewrite":
+        return run_rewrite(args)
+    for option in ("predictions", "references", "sets", "format"):
+        if getattr(args, option, None) is not None:
+            raise InputError(f"--{option} is an option of --task rewrite")
     if getattr(args, "table", None):
         # lazy: keeps `dualdecomp --help` and the other commands fast
         from dualdecomp.app.table import markdown_table, read_table_spec, run_table
@@ -138,6 +163,47 @@ def run(args: argparse.Namespace) -> int:
         print(report.to_markdown_row(str(name)))
     else:
         print(format_report(report))
+    return 0
+
+
+def run_rewrite(args: argparse.Namespace) -> int:
+    """``dualdecomp evaluate --task rewrite``: score a prediction file per reference set and print the
+    report (plain text, or one JSON object with ``--format json``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments (``predictions``, ``references``, ``sets``, ``format``).
+
+    Returns
+    -------
+    int
+        0 on success (bad input raises ``InputError``: exit 2).
+    """
+    compress_only = {"input": "--input", "output": "--output", "table": "--table", "curve": "--curve",
+                     "system": "--system", "model": "--model", "ratios": "--ratios", "limit": "--limit",
+                     "json": "--json", "markdown": "--markdown", "name": "--name",
+                     "allow_missing": "--allow-missing"}
+    given = [flag for dest, flag in compress_only.items() if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)}: not an option of --task rewrite (use --predictions, "
+                         "--references, --sets, --format)")
+    if not args.predictions:
+        raise InputError("evaluate --task rewrite needs --predictions FILE")
+    # lazy: keeps `dualdecomp --help` and the other commands fast (sacrebleu, the measures)
+    from dualdecomp.app.rewriting_evaluation import (
+        default_references_path,
+        evaluate_rewrite_files,
+        format_rewrite_report,
+        parse_sets,
+    )
+
+    references = args.references if args.references is not None else default_references_path()
+    report = evaluate_rewrite_files(args.predictions, references, parse_sets(args.sets))
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), sort_keys=True))
+    else:
+        print(format_rewrite_report(report))
     return 0
 
 
