@@ -1,5 +1,13 @@
-"""The rewriting STSG (Cohn & Lapata 2008): rules beyond deletion, and (to come) their exact chart."""
+"""The rewriting STSG (Cohn & Lapata 2008): rules beyond deletion, and their exact chart with a bigram LM."""
 
+from dualdecomp.solvers.rewriting.chart import (
+    APPROXIMATE,
+    EXACT,
+    Budget,
+    RewriteDerivation,
+    decode,
+    derivation_score,
+)
 from dualdecomp.solvers.rewriting.grammar import (
     ORIGINS,
     RewriteGrammar,
@@ -9,8 +17,12 @@ from dualdecomp.solvers.rewriting.grammar import (
     rewriting_coverage_rules,
     save_rewrite_grammar,
 )
+from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, build_rewrite_hypergraph
 from dualdecomp.solvers.rewriting.rules import OPERATIONS, Operations, RewriteRule, reordered_count
+from dualdecomp.solvers.rewriting.text import detokenise_words, joins_left, text_chars
 
-__all__ = ["OPERATIONS", "ORIGINS", "Operations", "RewriteGrammar", "RewriteGrammarConfig", "RewriteRule",
-           "from_deletion_rule", "load_rewrite_grammar", "reordered_count", "rewriting_coverage_rules",
-           "save_rewrite_grammar"]
+__all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteDerivation",
+           "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
+           "build_rewrite_hypergraph", "decode", "derivation_score", "detokenise_words", "from_deletion_rule",
+           "joins_left", "load_rewrite_grammar", "reordered_count", "rewriting_coverage_rules",
+           "save_rewrite_grammar", "text_chars"]
