@@ -133,6 +133,8 @@ class RewriteDerivation:
         Finite states over all vertex tables (empty yields included).
     peak_states : int
         The most finite states of one vertex.
+    cells : int
+        Entries allocated for the vertex tables (each a float64 score and an int64 back pointer).
     """
 
     hyperedges: tuple[int, ...]
@@ -146,6 +148,7 @@ class RewriteDerivation:
     limit: int | None = None
     states: int = 0
     peak_states: int = 0
+    cells: int = 0
 
     @property
     def text(self) -> str:
@@ -312,7 +315,8 @@ def decode(hg: RewriteHypergraph, hyperedge_scores: Any, lm: np.ndarray | None =
     return RewriteDerivation(
         hyperedges=tuple(hyperedges), words=tuple(words), score=total + lms, lm_score=lms,
         operations=ops, certified=not pruned, method=APPROXIMATE if pruned else EXACT, count=count,
-        limit=limit, states=int(per_vertex.sum()), peak_states=int(per_vertex.max(initial=0)))
+        limit=limit, states=int(per_vertex.sum()), peak_states=int(per_vertex.max(initial=0)),
+        cells=int(toff[-1]))
 
 
 def _best_root(hg: RewriteHypergraph, ch: _Chart, table: np.ndarray, empty: np.ndarray,
