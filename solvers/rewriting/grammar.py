@@ -7,8 +7,9 @@
   (:func:`dualdecomp.solvers.transducer.coverage_rules`) as rewriting rules: identity links, each target
   word linked to the source word it copies. With them every source tree has a derivation.
 * :func:`save_rewrite_grammar` / :func:`load_rewrite_grammar` — one binary array file
-  (:mod:`dualdecomp.core.array_file`: memory-mapped, sha256-checked): the elementary trees as preorder
-  node rows over interned strings (:mod:`dualdecomp.solvers.transducer.frag_codec`), the link lists, the
+  (:mod:`dualdecomp.core.array_file`: memory-mapped, sha256-checked): the distinct elementary trees as
+  preorder nodes over interned strings (:mod:`dualdecomp.solvers.transducer.frag_codec`), each rule's
+  source and target tree ids, the link lists, the
   origins as a bit mask, the counts, the production of each rule and the 64-bit hashes of the rule keys.
   Loading maps the file, checks the checksum and the array structure (vectorised) and builds the
   production index; a rule is decoded (and validated by :class:`RewriteRule`) the first time it is used,
@@ -132,10 +133,9 @@ class _Store:
 
     def decode(self, i: int) -> RewriteRule:
         a, where = self.a, self.where
-        b = a["bounds"]
-        s0, s1, s2 = int(b[2 * i]), int(b[2 * i + 1]), int(b[2 * i + 2])
-        src = decode_frag(a["nodes"], s0, s1, self.strings, where)
-        tgt = decode_frag(a["nodes"], s1, s2, self.strings, where)
+        lab, shp, fb = a["node_labels"], a["node_shapes"], a["frag_bounds"]
+        src = decode_frag(lab, shp, fb, int(a["source"][i]), self.strings, where)
+        tgt = decode_frag(lab, shp, fb, int(a["target"][i]), self.strings, where)
         lo, hi = a["links_offsets"][i], a["links_offsets"][i + 1]
         links = tuple(a["links"][lo:hi].tolist())
         lo, hi = a["word_links_offsets"][i], a["word_links_offsets"][i + 1]
@@ -266,7 +266,8 @@ def save_rewrite_grammar(grammar: RewriteGrammar, path: str | os.PathLike[str]) 
     """
     enc = FragEncoder()
     n = len(grammar)
-    bounds = np.zeros(2 * n + 1, dtype=np.int64)
+    source = np.zeros(n, dtype=np.int32)
+    target = np.zeros(n, dtype=np.int32)
     links: list[int] = []
     links_off = np.zeros(n + 1, dtype=np.int64)
     words: list[int] = []
@@ -276,8 +277,8 @@ def save_rewrite_grammar(grammar: RewriteGrammar, path: str | os.PathLike[str]) 
     production = np.zeros(n, dtype=np.int32)
     hashes = np.zeros(n, dtype=np.int64)
     for i, r in enumerate(grammar):
-        bounds[2 * i + 1] = enc.add(r.source)
-        bounds[2 * i + 2] = enc.add(r.target)
+        source[i] = enc.add(r.source)
+        target[i] = enc.add(r.target)
         links.extend(r.links)
         links_off[i + 1] = len(links)
         words.extend(-1 if w is None else w for w in r.word_links)
@@ -290,7 +291,7 @@ def save_rewrite_grammar(grammar: RewriteGrammar, path: str | os.PathLike[str]) 
         production[i] = enc.string(r.production())
         hashes[i] = key_hash(r.key)
     order = np.argsort(hashes, kind="stable")
-    arrays = {**enc.arrays(), "bounds": bounds, "links": np.array(links, dtype=np.int32),
+    arrays = {**enc.arrays(), "source": source, "target": target, "links": np.array(links, dtype=np.int32),
               "links_offsets": links_off, "word_links": np.array(words, dtype=np.int32),
               "word_links_offsets": words_off, "origins": origins, "counts": counts,
               "production": production, "key_hashes": hashes[order], "key_ids": order.astype(np.int64)}
@@ -298,7 +299,8 @@ def save_rewrite_grammar(grammar: RewriteGrammar, path: str | os.PathLike[str]) 
     return write_array_file(path, FORMAT, VERSION, meta, arrays)
 
 
-_SHAPES = {"nodes": 2, "strings": 1, "string_offsets": 1, "bounds": 1, "links": 1, "links_offsets": 1,
+_SHAPES = {"node_labels": 1, "node_shapes": 1, "frag_bounds": 1, "strings": 1, "string_offsets": 1,
+           "source": 1, "target": 1, "links": 1, "links_offsets": 1,
            "word_links": 1, "word_links_offsets": 1, "origins": 1, "counts": 1, "production": 1,
            "key_hashes": 1, "key_ids": 1}
 
@@ -333,16 +335,20 @@ def load_rewrite_grammar(path: str | os.PathLike[str], validate: bool = False) -
         raise ModelError(f"{where}: origins {f.meta.get('origins')!r} differ from {list(ORIGINS)}")
     n = len(a["origins"])
     strings = decode_strings(a["strings"], a["string_offsets"], where)
-    nodes = a["nodes"]
+    nodes = a["node_labels"]
+    nfrags = len(a["frag_bounds"]) - 1
 
     def monotone(x: np.ndarray, length: int, top: int) -> bool:
         return bool(x.size == length and x[0] == 0 and x[-1] == top and np.all(np.diff(x) >= 0))
 
-    ok = (nodes.shape[1:] == (3,) and monotone(a["bounds"], 2 * n + 1, len(nodes))
+    ok = (len(a["node_shapes"]) == len(nodes) and monotone(a["frag_bounds"], nfrags + 1, len(nodes))
+          and bool(np.all(np.diff(a["frag_bounds"]) > 0))
+          and all(len(a[k]) == n and bool(np.all((a[k] >= 0) & (a[k] < nfrags)))
+                  for k in ("source", "target"))
           and monotone(a["links_offsets"], n + 1, len(a["links"]))
           and monotone(a["word_links_offsets"], n + 1, len(a["word_links"]))
           and all(len(a[k]) == n for k in ("counts", "production", "key_hashes", "key_ids"))
-          and bool(np.all(np.diff(a["bounds"]) > 0)) and bool(np.all(a["counts"] >= 0))
+          and bool(np.all(a["counts"] >= 0))
           and bool(np.all((a["origins"] > 0) & (a["origins"] < 1 << len(ORIGINS))))
           and bool(np.all((a["production"] >= 0) & (a["production"] < len(strings))))
           and bool(np.all(np.diff(a["key_hashes"]) >= 0))

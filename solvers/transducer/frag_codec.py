@@ -1,10 +1,12 @@
 """Elementary trees as integer arrays, for the binary grammar files (interned strings, preorder nodes).
 
-A :class:`~dualdecomp.solvers.transducer.grammar.Frag` is stored as its nodes in preorder, one row of
-three ``int32`` per node: ``kind | kept << 2``, the id of its label in the string table, its number of
-children. Strings (labels and words) are interned once per file: a UTF-8 blob and the byte offsets of
-each string (``len + 1`` entries). Rule keys are indexed by a 64-bit BLAKE2b hash (:func:`key_hash`), so
-a loaded grammar finds a rule by key without decoding the others.
+A :class:`~dualdecomp.solvers.transducer.grammar.Frag` is stored once per file however many rules share
+it (:meth:`FragEncoder.add` returns its id), as its nodes in preorder: ``node_labels`` (``int32``, the id
+of the label in the string table) and ``node_shapes`` (``uint16``: ``kind | (not kept) << 2 | children <<
+3``); ``frag_bounds`` gives each tree's node range. Strings (labels and words) are interned once per
+file: a UTF-8 blob and the byte offsets of each string (``len + 1`` entries). Rule keys are indexed by a
+64-bit BLAKE2b hash (:func:`key_hash`), so a loaded grammar finds a rule by key without decoding the
+others.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ class FragEncoder:
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}
         self._strings: list[str] = []
-        self._rows: list[tuple[int, int, int]] = []
+        self._labels: list[int] = []
+        self._shapes: list[int] = []
+        self._frags: dict[Frag, int] = {}
+        self._bounds: list[int] = [0]
 
     def string(self, text: str) -> int:
         """The id of a string (interned)."""
@@ -42,29 +47,32 @@ class FragEncoder:
         return i
 
     def add(self, frag: Frag) -> int:
-        """Append an elementary tree's nodes (preorder); returns the node count so far."""
+        """The id of an elementary tree (its nodes appended, in preorder, the first time)."""
+        fid = self._frags.get(frag)
+        if fid is not None:
+            return fid
         stack = [frag]
-        rows = self._rows
         while stack:
             f = stack.pop()
-            rows.append((f.kind | (0 if f.kept else 4), self.string(f.label), len(f.children)))
+            if len(f.children) >= 1 << 13:
+                raise ValueError(f"a node with {len(f.children)} children cannot be stored")
+            self._labels.append(self.string(f.label))
+            self._shapes.append(f.kind | (0 if f.kept else 4) | len(f.children) << 3)
             stack.extend(reversed(f.children))
-        return len(rows)
-
-    @property
-    def size(self) -> int:
-        """Nodes written so far."""
-        return len(self._rows)
+        fid = self._frags[frag] = len(self._bounds) - 1
+        self._bounds.append(len(self._labels))
+        return fid
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """``nodes`` (int32, N×3), ``strings`` (uint8 blob) and ``string_offsets`` (int64)."""
+        """``node_labels``, ``node_shapes``, ``frag_bounds``, ``strings`` (UTF-8 blob), ``string_offsets``."""
         data = [s.encode("utf-8") for s in self._strings]
         offsets = np.zeros(len(data) + 1, dtype=np.int64)
         if data:
             offsets[1:] = np.cumsum([len(d) for d in data])
-        nodes = np.array(self._rows, dtype=np.int32).reshape(-1, 3)
-        return {"nodes": nodes, "strings": np.frombuffer(b"".join(data), dtype=np.uint8),
-                "string_offsets": offsets}
+        return {"node_labels": np.array(self._labels, dtype=np.int32),
+                "node_shapes": np.array(self._shapes, dtype=np.uint16),
+                "frag_bounds": np.array(self._bounds, dtype=np.int64),
+                "strings": np.frombuffer(b"".join(data), dtype=np.uint8), "string_offsets": offsets}
 
 
 def decode_strings(blob: np.ndarray, offsets: np.ndarray, where: str) -> list[str]:
@@ -86,31 +94,36 @@ def decode_strings(blob: np.ndarray, offsets: np.ndarray, where: str) -> list[st
         raise ModelError(f"{where}: string table is not UTF-8 ({exc})") from None
 
 
-def decode_frag(nodes: np.ndarray, start: int, end: int, strings: Sequence[str], where: str) -> Frag:
-    """The elementary tree stored in ``nodes[start:end]`` (exactly one tree).
+def decode_frag(labels: np.ndarray, shapes: np.ndarray, bounds: np.ndarray, fid: int, strings: Sequence[str],
+                where: str) -> Frag:
+    """Elementary tree ``fid`` (nodes ``bounds[fid]:bounds[fid + 1]``).
 
     Raises
     ------
     ModelError
-        A malformed node row (bad kind, label id, child count) or a tree that does not fill the range.
+        An id out of range, a malformed node (bad kind, label id, child count) or a tree that does not
+        fill its range.
     """
-    rows = nodes[start:end].tolist()
+    if not 0 <= fid < len(bounds) - 1:
+        raise ModelError(f"{where}: elementary tree id {fid} out of range")
+    start, end = int(bounds[fid]), int(bounds[fid + 1])
+    labs, shps = labels[start:end].tolist(), shapes[start:end].tolist()
     pos = 0
 
     def bad(why: str) -> ModelError:
-        return ModelError(f"{where}: malformed elementary tree at nodes {start}..{end} ({why})")
+        return ModelError(f"{where}: malformed elementary tree {fid} ({why})")
 
     def walk(depth: int) -> Frag:
         nonlocal pos
-        if pos >= len(rows):
+        if pos >= len(labs):
             raise bad("truncated")
         if depth > 200:
             raise bad("too deep")
-        code, label, nkids = rows[pos]
+        shape, label = shps[pos], labs[pos]
         pos += 1
-        kind, kept = code & 3, not (code & 4)
-        if code & ~7 or kind not in (NODE, VAR, WORD) or not 0 <= label < len(strings) or nkids < 0:
-            raise bad("bad node row")
+        kind, kept, nkids = shape & 3, not (shape & 4), shape >> 3
+        if kind not in (NODE, VAR, WORD) or not 0 <= label < len(strings):
+            raise bad("bad node")
         if kind == NODE:
             if nkids == 0 or not kept:
                 raise bad("a node without children or marked deleted")
@@ -122,6 +135,6 @@ def decode_frag(nodes: np.ndarray, start: int, end: int, strings: Sequence[str],
         return Frag(kind, strings[label], (), kept)
 
     frag = walk(0)
-    if pos != len(rows):
+    if pos != len(labs):
         raise bad("trailing nodes")
     return frag
