@@ -1,0 +1,191 @@
+"""The rewriting model (its weights) and the decoder that bundles it with its grammar and target LM.
+
+A model directory (``data/rewrite_model/`` is the embedded one, ``make rewrite-model`` rebuilds it):
+
+* ``model.json`` — format tag, hash size, the files below, and ``meta`` (training provenance, the dev
+  selection, the licence);
+* ``weights.npz`` — the non-zero weights of the hashed weight vector (``index``, ``value``); the LM
+  weight is one of them (:data:`LM_FEATURE`), learnt with the rule weights as the paper's n-gram feature;
+* ``grammar.bin`` — the rewriting STSG (``dualdecomp.solvers.rewriting.save_rewrite_grammar``: memory
+  mapped, checksummed);
+* ``lm.binary`` — the target bigram LM (KenLM);
+* ``MANIFEST.json`` — sha256 of every file.
+
+:class:`RewriteModel` holds only the weights and settings; :class:`RewriteDecoder` holds the bundle and
+decodes a source tree exactly (``dualdecomp.solvers.rewriting.decode``: certified unless ``max_states``
+pruned a table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.core.hashing import atom, feature_index
+from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
+from dualdecomp.data.trees import Tree
+from dualdecomp.models.lm.model import LanguageModel, load_lm
+from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
+from dualdecomp.solvers.rewriting import (
+    Budget,
+    RewriteDerivation,
+    RewriteGrammar,
+    RewriteHypergraph,
+    RewriteRule,
+    build_rewrite_hypergraph,
+    decode,
+    load_rewrite_grammar,
+    rewriting_coverage_rules,
+)
+
+__all__ = ["FORMAT", "LM_FEATURE", "RewriteDecoder", "RewriteModel", "hyperedge_counts", "hyperedge_scores",
+           "lm_index", "load_rewrite_decoder", "rules_for", "save_rewrite_model"]
+
+FORMAT = "dualdecomp-rewrite-model"
+LM_FEATURE = "lm"
+"""The hashed feature whose weight multiplies the target LM's log10 probabilities."""
+_LM_TEMPLATE = 1 << 20  # outside the rule templates' ids
+
+
+def lm_index(hash_bits: int) -> int:
+    """Index of the LM weight in a weight vector of ``2**hash_bits``."""
+    return int(feature_index(_LM_TEMPLATE, np.uint64(atom(LM_FEATURE)), 0, hash_bits))
+
+
+@dataclass(frozen=True)
+class RewriteModel:
+    """The weights of the rewriting model and its settings (no grammar, no LM).
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        float64 of size ``2**hash_bits``.
+    hash_bits : int
+    meta : dict
+        Training provenance and decoding settings (``max_states``).
+    """
+
+    weights: np.ndarray
+    hash_bits: int = 20
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lm_weight(self) -> float:
+        """The weight of the target LM."""
+        return float(self.weights[lm_index(self.hash_bits)])
+
+
+def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
+    """Per hyperedge: the source tokens it deletes and the target words it writes (float64)."""
+    dropped = np.diff(hg.drop_ptr).astype(np.float64)
+    written = np.zeros(hg.num_hyperedges)
+    codes, ptr = hg.item_code, hg.item_ptr
+    for e in range(hg.num_hyperedges):
+        written[e] = float((codes[ptr[e]:ptr[e + 1]] >= 0).sum())
+    return dropped, written
+
+
+def hyperedge_scores(hg: RewriteHypergraph, weights: np.ndarray, feats: RewriteFeaturiser) -> np.ndarray:
+    """w·φ of every hyperedge (rule features plus its dropped and written counts)."""
+    rule_scores = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
+    dropped, written = hyperedge_counts(hg)
+    return (rule_scores[hg.hyperedge_rule] + weights[feats.dropped_index] * dropped
+            + weights[feats.words_index] * written)
+
+
+def rules_for(grammar: RewriteGrammar, tree: Tree) -> list[RewriteRule]:
+    """The grammar's rules whose source root production occurs in ``tree`` (what can match it)."""
+    seen: set[str] = set()
+    out: list[RewriteRule] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node.is_leaf:
+            continue
+        prod = node.production()
+        if prod not in seen:
+            seen.add(prod)
+            out.extend(grammar.rule(i) for i in grammar.candidates(prod))
+        stack.extend(node.children)
+    return out
+
+
+@dataclass
+class RewriteDecoder:
+    """The model, its grammar and its target LM: rewrites a source tree.
+
+    Attributes
+    ----------
+    model : RewriteModel
+    grammar : RewriteGrammar
+    lm : LanguageModel or None
+    featuriser : RewriteFeaturiser
+    max_states : int or None
+        Beam per vertex table (None: exact; a pruned table makes a result APPROXIMATE).
+    """
+
+    model: RewriteModel
+    grammar: RewriteGrammar
+    lm: LanguageModel | None
+    featuriser: RewriteFeaturiser
+    max_states: int | None = None
+
+    def hypergraph(self, tree: Tree) -> RewriteHypergraph:
+        """The derivation forest of ``tree`` under the grammar plus coverage rules."""
+        return build_rewrite_hypergraph(tree, rules_for(self.grammar, tree),
+                                        coverage=rewriting_coverage_rules)
+
+    def lm_matrix(self, hg: RewriteHypergraph) -> np.ndarray | None:
+        """``lm_weight`` × the bigram matrix of ``hg``'s vocabulary (None without an LM)."""
+        if self.lm is None or self.model.lm_weight == 0.0:
+            return None
+        return self.model.lm_weight * bigram_matrix(self.lm, hg.vocab)
+
+    def rewrite(self, tree: Tree, budget: Budget | None = None) -> RewriteDerivation:
+        """The best rewrite of ``tree`` (exact unless ``max_states`` pruned)."""
+        hg = self.hypergraph(tree)
+        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
+        return decode(hg, scores, self.lm_matrix(hg), budget, self.max_states)
+
+
+def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file: str = "grammar.bin",
+                       lm_file: str | None = "lm.binary") -> Path:
+    """Write ``model.json`` and ``weights.npz`` into ``directory`` (the grammar and LM are written by
+    their own writers)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    write_sparse_weights(d / "weights.npz", model.weights)
+    write_json(d / "model.json", {"format": FORMAT, "hash_bits": model.hash_bits, "grammar": grammar_file,
+                                  "lm": lm_file, "meta": model.meta})
+    return d
+
+
+def load_rewrite_decoder(directory: str | Path, max_states: int | None = None) -> RewriteDecoder:
+    """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
+
+    Raises
+    ------
+    ModelError
+        A missing or damaged file (named).
+    """
+    d = Path(directory)
+    spec = read_json(d / "model.json")
+    if not isinstance(spec, dict) or spec.get("format") != FORMAT:
+        raise ModelError(f"{d / 'model.json'}: not a dualdecomp rewrite model")
+    bits = spec.get("hash_bits")
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 8 <= bits <= 26:
+        raise ModelError(f"{d / 'model.json'}: bad hash_bits {bits!r}")
+    weights = read_sparse_weights(d / "weights.npz", 1 << bits)
+    meta = spec.get("meta") if isinstance(spec.get("meta"), dict) else {}
+    model = RewriteModel(weights, bits, meta)
+    grammar = load_rewrite_grammar(d / str(spec.get("grammar", "grammar.bin")))
+    lm = load_lm(d / spec["lm"]) if spec.get("lm") else None
+    feats = RewriteFeaturiser(bits, RuleStatistics.from_rules(grammar.rules))
+    if max_states is None:
+        max_states = meta.get("max_states")
+    return RewriteDecoder(model, grammar, lm, feats, max_states)

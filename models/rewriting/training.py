@@ -1,0 +1,136 @@
+"""Training the rewriting model: large-margin (structured SVM, margin rescaling) over the exact chart.
+
+For each training source the chart of its parse under the grammar (plus coverage rules) is built once
+with the per-hyperedge loss of :mod:`dualdecomp.models.rewriting.loss` (the words a hyperedge writes and
+the source tokens it deletes, priced by the share of the source's references that have them). The
+*oracle* derivation — the reference the model is trained towards — is the chart's loss-minimal
+derivation (exact: the loss is additive), since the references themselves are seldom derivable word for
+word. Each SSVM step decodes the loss-augmented objective ``w·φ(y) + λ_lm·LM(y) + Δ(y)`` exactly (the
+LM weight is one of the weights, the paper's n-gram feature) and moves towards the oracle's features
+(``dualdecomp.models.ssvm``). ``max_states`` bounds the tables of the loss-augmented decodes; a decode
+that pruned is counted as uncertified (an approximate subgradient) in the run's statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dualdecomp.data.trees import Tree
+from dualdecomp.models.lm.model import LanguageModel
+from dualdecomp.models.rewriting.features import RewriteFeaturiser
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
+from dualdecomp.models.rewriting.loss import ReferenceShares
+from dualdecomp.models.rewriting.model import hyperedge_counts, hyperedge_scores, lm_index, rules_for
+from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, sparse_sum, train_ssvm
+from dualdecomp.solvers.rewriting import (
+    RewriteGrammar,
+    RewriteHypergraph,
+    build_rewrite_hypergraph,
+    decode,
+    rewriting_coverage_rules,
+)
+
+__all__ = ["RewriteExample", "hyperedge_losses", "make_example", "scaled_lm", "train_rewriter", "yield_lm"]
+
+
+@dataclass(frozen=True)
+class RewriteExample:
+    """One training source: its chart, the loss of each hyperedge and the oracle derivation.
+
+    Attributes
+    ----------
+    hypergraph : RewriteHypergraph
+    losses : numpy.ndarray
+        Δ contribution of each hyperedge.
+    lm : numpy.ndarray or None
+        The unweighted bigram matrix of the chart's vocabulary (None: no LM).
+    oracle : tuple of int
+        The loss-minimal derivation's hyperedges.
+    oracle_loss : float
+    oracle_lm : float
+        The oracle's unweighted LM score.
+    """
+
+    hypergraph: RewriteHypergraph
+    losses: np.ndarray
+    lm: np.ndarray | None
+    oracle: tuple[int, ...]
+    oracle_loss: float
+    oracle_lm: float
+
+
+def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares) -> np.ndarray:
+    """Δ of each hyperedge: ``1 − r(w)`` per word it writes plus ``r(x_k)`` per source token it deletes."""
+    write = shares.write_costs(hg.vocab)
+    delete = shares.delete_costs(hg.words)
+    out = np.zeros(hg.num_hyperedges)
+    for e in range(hg.num_hyperedges):
+        codes = hg.item_code[hg.item_ptr[e]:hg.item_ptr[e + 1]]
+        drops = hg.drop_idx[hg.drop_ptr[e]:hg.drop_ptr[e + 1]]
+        out[e] = write[codes[codes >= 0]].sum() + delete[drops].sum()
+    return out
+
+
+def scaled_lm(matrix: np.ndarray | None, weight: float) -> np.ndarray | None:
+    """``weight`` × a bigram matrix, its forbidden (−inf) entries kept forbidden (None for weight 0)."""
+    if matrix is None or weight == 0.0:
+        return None
+    return np.where(np.isfinite(matrix), weight * np.where(np.isfinite(matrix), matrix, 0.0), -np.inf)
+
+
+def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
+                 lm: LanguageModel | None) -> RewriteExample:
+    """The training example of one source tree (module docstring)."""
+    hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
+    losses = hyperedge_losses(hg, shares)
+    matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
+    oracle = decode(hg, -losses)
+    return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(-oracle.score),
+                          yield_lm(hg, matrix, oracle.words))
+
+
+def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value: float,
+                        feats: RewriteFeaturiser, lm_idx: int) -> tuple[np.ndarray, np.ndarray]:
+    """φ of a derivation: its rules' features, dropped and written counts, and its LM score."""
+    hg = ex.hypergraph
+    dropped, written = hyperedge_counts(hg)
+    parts = [feats(hg.rules[int(hg.hyperedge_rule[e])]) for e in hyperedges]
+    hs = list(hyperedges)
+    parts.append((np.array([feats.dropped_index, feats.words_index, lm_idx], dtype=np.int64),
+                  np.array([dropped[hs].sum(), written[hs].sum(), lm_value])))
+    return sparse_sum(parts)
+
+
+def train_rewriter(examples: Sequence[RewriteExample], feats: RewriteFeaturiser, config: SsvmConfig,
+                   max_states: int | None = None, on_epoch: Callable[[int, np.ndarray], float] | None = None,
+                   progress: Callable[[int], None] | None = None, stats: SsvmStats | None = None
+                   ) -> tuple[np.ndarray, list[float]]:
+    """Train the weights by SSVM (module docstring); returns (weights, dev score per epoch)."""
+    lm_idx = lm_index(feats.hash_bits)
+
+    def violation(i: int, w: np.ndarray) -> Violation:
+        ex = examples[i]
+        hg = ex.hypergraph
+        scores = hyperedge_scores(hg, w, feats)
+        weight = float(w[lm_idx])
+        lm = scaled_lm(ex.lm, weight)
+        aug = decode(hg, scores + ex.losses, lm, None, max_states)
+        oracle_score = float(scores[list(ex.oracle)].sum()) + weight * ex.oracle_lm
+        violated = aug.score - ex.oracle_loss > oracle_score + 1e-9
+        pred_lm = yield_lm(hg, ex.lm, aug.words)
+        return Violation(violated, derivation_features(ex, ex.oracle, ex.oracle_lm, feats, lm_idx),
+                         derivation_features(ex, aug.hyperedges, pred_lm, feats, lm_idx), aug.certified)
+
+    return train_ssvm(1 << feats.hash_bits, len(examples), violation, config, on_epoch, progress, stats)
+
+
+def yield_lm(hg: RewriteHypergraph, matrix: np.ndarray | None, words: Sequence[str]) -> float:
+    """The LM score of a yield under ``matrix``: its bigrams with the boundaries (0 without a matrix)."""
+    if matrix is None:
+        return 0.0
+    ids = {w: i for i, w in enumerate(hg.vocab)}
+    seq = [hg.bos, *(ids[w] for w in words), hg.eos]
+    return float(sum(matrix[a, b] for a, b in zip(seq, seq[1:], strict=False)))
