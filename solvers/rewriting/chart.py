@@ -389,12 +389,13 @@ def _expand(hg: RewriteHypergraph, ch: _Chart, table: np.ndarray, back: np.ndarr
     if e < 0:  # pragma: no cover - back pointers exist for every finite state
         raise SolverError("rewriting chart: missing back pointer")
     hyperedges.append(e)
-    Ps, pes = K.replay(e, v, hg.item_ptr, hg.item_code, ch.scores, table, empty, ch.toff, hg.first_ptr,
-                       hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim, len(hg.vocab), ch.wcost, ch.scost,
-                       ch.lm)
-    steps = K.walk_back(e, v, Ps, pes, is_empty, fi, lw, c, hg.item_ptr, hg.item_code, table, empty, ch.toff,
-                        hg.first_ptr, hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim, ch.wcost, ch.scost,
-                        ch.lm)
+    Ps, lasts, nls, pes, _, fpos = K.replay(e, v, hg.item_ptr, hg.item_code, ch.scores, table, empty, ch.toff,
+                                            hg.first_ptr, hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim,
+                                            len(hg.vocab), ch.wcost, ch.scost, ch.lm)
+    f_local = -1 if is_empty else int(fpos[hg.first_idx[hg.first_ptr[v] + fi]])
+    steps = K.walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, f_local, lw, c, hg.item_ptr, hg.item_code,
+                        table, empty, ch.toff, hg.first_ptr, hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim,
+                        ch.wcost, ch.scost, ch.lm)
     for code, (kind, f2i, l2i, c2) in zip(hg.items(e).tolist(), steps.tolist(), strict=True):
         if kind < 0:  # pragma: no cover - the replay repeats the forward arithmetic exactly
             raise SolverError("rewriting chart: backtracking failed")

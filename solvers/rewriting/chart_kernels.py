@@ -6,8 +6,10 @@ and has count ``c`` (words, characters or nothing: every count is 0 at free leng
 ``empty[v]`` for the empty yield (count 0). Scores include the hyperedge scores and the LM bigrams
 *inside* the yield (not the sentence boundaries).
 
-A hyperedge is combined left to right over its target items with a *prefix* table ``(F_h, V, C_h)``
-(first word: position in the head's start words; last word: vocabulary id) and a prefix-empty scalar.
+A hyperedge is combined left to right over its target items with a *prefix* table ``(F_e, L_k, C_h)``
+and a prefix-empty scalar: ``F_e`` are the words the hyperedge's yield can start with, ``L_k`` the words
+the prefix of its first k items can end with (both computed from the vertices' word lists, so the prefix
+stays as small as the hyperedge allows), and counts beyond the largest finite one are not visited.
 Appending a non-empty tail ``T`` to a non-empty prefix ``P`` is the split max
 
     M[f, f2, c]             = max_l  P[f, l, c] + lm[l, f2]
@@ -39,55 +41,112 @@ def _positions(ptr, idx, v, size):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _step_word(P, pe, active, w, fpos, wcost, scost, lm):  # pragma: no cover - numba
-    """Append word ``w`` to the prefix (P, pe, active)."""
-    Fh, V, C = P.shape
-    Q = np.full((Fh, V, C), NEG)
-    act = np.zeros(V, dtype=np.bool_)
-    wc = wcost[w]
-    sc = wc + scost[w]
-    for lw in range(V):
-        if not active[lw]:
-            continue
-        b = lm[lw, w]
-        for fi in range(Fh):
-            for c in range(C - sc):
-                a = P[fi, lw, c]
-                if a == NEG:
-                    continue
-                v = a + b
-                if v > Q[fi, w, c + sc]:
-                    Q[fi, w, c + sc] = v
-                    act[w] = True
-    fi = fpos[w]
-    if pe > NEG and wc < C and fi >= 0:
-        if pe > Q[fi, w, wc]:
-            Q[fi, w, wc] = pe
-            act[w] = True
-    return Q, NEG, act
+def _compact(mark):  # pragma: no cover - numba
+    """The marked vocabulary ids (ascending) and the map id -> position (-1 when unmarked)."""
+    n = 0
+    for w in range(mark.shape[0]):
+        if mark[w]:
+            n += 1
+    ids = np.empty(n, dtype=np.int64)
+    pos = np.full(mark.shape[0], -1, dtype=np.int64)
+    k = 0
+    for w in range(mark.shape[0]):
+        if mark[w]:
+            ids[k] = w
+            pos[w] = k
+            k += 1
+    return ids, pos
 
 
 @njit(cache=True)
-def _step_tail(P, pe, active, T, te, Ft, Lt, fpos, scost, lm):  # pragma: no cover - numba
-    """Append a tail vertex (table T over first words Ft, last words Lt; empty score te) to the prefix."""
-    Fh, V, C = P.shape
+def _hyperedge_firsts(e, item_ptr, item_code, fptr, fidx, empty, V):  # pragma: no cover - numba
+    """The words hyperedge e's yield can start with, and the map id -> position."""
+    mark = np.zeros(V, dtype=np.bool_)
+    for p in range(item_ptr[e], item_ptr[e + 1]):
+        code = item_code[p]
+        if code >= 0:
+            mark[code] = True
+            break
+        t = -code - 1
+        for k in range(fptr[t], fptr[t + 1]):
+            mark[fidx[k]] = True
+        if empty[t] == NEG:
+            break
+    return _compact(mark)
+
+
+@njit(cache=True)
+def _next_lasts(plast, code, te_finite, nonempty_tail, lidx, lptr, V):  # pragma: no cover - numba
+    """The words the prefix can end with after item ``code``."""
+    mark = np.zeros(V, dtype=np.bool_)
+    if code >= 0:
+        mark[code] = True
+        return _compact(mark)
+    t = -code - 1
+    if te_finite:
+        for k in range(plast.shape[0]):
+            mark[plast[k]] = True
+    if nonempty_tail:
+        for k in range(lptr[t], lptr[t + 1]):
+            mark[lidx[k]] = True
+    return _compact(mark)
+
+
+@njit(cache=True)
+def _step_word(P, pe, plast, phi, w, fpos, wcost, scost, lm):  # pragma: no cover - numba
+    """Append word ``w`` to the prefix (P over plast, pe, largest finite count phi)."""
+    nPF, nPL, C = P.shape
+    Q = np.full((nPF, 1, C), NEG)
+    qlast = np.full(1, w, dtype=np.int64)
+    qhi = -1
+    wc = wcost[w]
+    sc = wc + scost[w]
+    top = min(phi, C - 1 - sc) + 1
+    for li in range(nPL):
+        b = lm[plast[li], w]
+        if b == NEG:
+            continue
+        for fi in range(nPF):
+            for c in range(top):
+                a = P[fi, li, c]
+                if a == NEG:
+                    continue
+                v = a + b
+                if v > Q[fi, 0, c + sc]:
+                    Q[fi, 0, c + sc] = v
+                    if c + sc > qhi:
+                        qhi = c + sc
+    fi = fpos[w]
+    if pe > NEG and wc < C and fi >= 0:
+        if pe > Q[fi, 0, wc]:
+            Q[fi, 0, wc] = pe
+            if wc > qhi:
+                qhi = wc
+    return Q, qlast, qhi, NEG
+
+
+@njit(cache=True)
+def _step_tail(P, pe, plast, phi, T, te, Ft, Lt, fpos, scost, lm, qlast, qpos):  # pragma: no cover - numba
+    """Append a tail vertex (table T over first words Ft, last words Lt; empty score te) to the prefix;
+    the new prefix ends with the words ``qlast`` (``qpos``: id -> position)."""
+    nPF, nPL, C = P.shape
     nF, nL, Ct = T.shape
-    Q = np.full((Fh, V, C), NEG)
-    act = np.zeros(V, dtype=np.bool_)
+    Q = np.full((nPF, qlast.shape[0], C), NEG)
+    qhi = -1
     # non-empty prefix, empty tail
     if te > NEG:
-        for lw in range(V):
-            if not active[lw]:
-                continue
-            for fi in range(Fh):
-                for c in range(C):
-                    a = P[fi, lw, c]
+        for li in range(nPL):
+            qi = qpos[plast[li]]
+            for fi in range(nPF):
+                for c in range(phi + 1):
+                    a = P[fi, li, c]
                     if a == NEG:
                         continue
                     v = a + te
-                    if v > Q[fi, lw, c]:
-                        Q[fi, lw, c] = v
-                        act[lw] = True
+                    if v > Q[fi, qi, c]:
+                        Q[fi, qi, c] = v
+                        if c > qhi:
+                            qhi = c
     # empty prefix, non-empty tail
     if pe > NEG:
         for f2i in range(nF):
@@ -95,45 +154,37 @@ def _step_tail(P, pe, active, T, te, Ft, Lt, fpos, scost, lm):  # pragma: no cov
             if fi < 0:
                 continue
             for l2i in range(nL):
-                l2 = Lt[l2i]
+                qi = qpos[Lt[l2i]]
                 for c2 in range(min(Ct, C)):
                     b = T[f2i, l2i, c2]
                     if b == NEG:
                         continue
                     v = pe + b
-                    if v > Q[fi, l2, c2]:
-                        Q[fi, l2, c2] = v
-                        act[l2] = True
-    # both non-empty: split max over lw, then over (f2, c, c2)
-    nact = 0
-    for lw in range(V):
-        if active[lw]:
-            nact += 1
-    if nact > 0 and nF > 0:
-        lst = np.empty(nact, dtype=np.int64)
-        k = 0
-        for lw in range(V):
-            if active[lw]:
-                lst[k] = lw
-                k += 1
-        M = np.full((Fh, nF, C), NEG)
+                    if v > Q[fi, qi, c2]:
+                        Q[fi, qi, c2] = v
+                        if c2 > qhi:
+                            qhi = c2
+    # both non-empty: split max over the prefix's last word, then over (f2, c, c2)
+    if nPL > 0 and nF > 0 and phi >= 0:
+        M = np.full((nPF, nF, phi + 1), NEG)
         for f2i in range(nF):
             f2 = Ft[f2i]
-            for k in range(nact):
-                lw = lst[k]
-                b = lm[lw, f2]
-                for fi in range(Fh):
-                    for c in range(C):
-                        a = P[fi, lw, c]
+            for li in range(nPL):
+                b = lm[plast[li], f2]
+                if b == NEG:
+                    continue
+                for fi in range(nPF):
+                    for c in range(phi + 1):
+                        a = P[fi, li, c]
                         if a == NEG:
                             continue
                         v = a + b
                         if v > M[fi, f2i, c]:
                             M[fi, f2i, c] = v
-        for fi in range(Fh):
+        for fi in range(nPF):
             for f2i in range(nF):
                 s = scost[Ft[f2i]]
-                for c in range(C):
+                for c in range(phi + 1):
                     m = M[fi, f2i, c]
                     if m == NEG:
                         continue
@@ -142,49 +193,53 @@ def _step_tail(P, pe, active, T, te, Ft, Lt, fpos, scost, lm):  # pragma: no cov
                         break
                     top = min(Ct, C - base)
                     for l2i in range(nL):
-                        l2 = Lt[l2i]
+                        qi = qpos[Lt[l2i]]
                         for c2 in range(top):
                             b = T[f2i, l2i, c2]
                             if b == NEG:
                                 continue
                             v = m + b
-                            if v > Q[fi, l2, base + c2]:
-                                Q[fi, l2, base + c2] = v
-                                act[l2] = True
-    return Q, pe + te, act
+                            if v > Q[fi, qi, base + c2]:
+                                Q[fi, qi, base + c2] = v
+                                if base + c2 > qhi:
+                                    qhi = base + c2
+    return Q, qlast, qhi, pe + te
 
 
 @njit(cache=True)
-def _run_hyperedge(e, keep_all, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr, lidx,
-                   cdim, fpos, V, C, Fh, wcost, scost, lm):  # pragma: no cover - numba
-    """Combine hyperedge e's items; return the final prefix, or (keep_all) every prefix stacked."""
-    K = item_ptr[e + 1] - item_ptr[e]
-    P = np.full((Fh, V, C), NEG)
+def _tail_view(t, table, toff, fptr, lptr, cdim):  # pragma: no cover - numba
+    nF = fptr[t + 1] - fptr[t]
+    nL = lptr[t + 1] - lptr[t]
+    return table[toff[t]:toff[t + 1]].reshape((nF, nL, cdim[t]))
+
+
+@njit(cache=True)
+def _apply(code, P, plast, phi, pe, table, empty, toff, fptr, fidx, lptr, lidx, cdim, fpos, V, wcost, scost,
+           lm):  # pragma: no cover - numba
+    """Append item ``code`` to the prefix: (Q, qlast, qhi, qe)."""
+    if code >= 0:
+        return _step_word(P, pe, plast, phi, code, fpos, wcost, scost, lm)
+    t = -code - 1
+    T = _tail_view(t, table, toff, fptr, lptr, cdim)
+    qlast, qpos = _next_lasts(plast, code, empty[t] > NEG, T.shape[0] > 0, lidx, lptr, V)
+    return _step_tail(P, pe, plast, phi, T, empty[t], fidx[fptr[t]:fptr[t + 1]], lidx[lptr[t]:lptr[t + 1]],
+                      fpos, scost, lm, qlast, qpos)
+
+
+@njit(cache=True)
+def _final_prefix(e, C, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr, lidx, cdim, V,
+                  wcost, scost, lm):  # pragma: no cover - numba
+    """Combine hyperedge e's items: the final prefix (P, its last words, largest count, empty score) and
+    its first words."""
+    hf, fpos = _hyperedge_firsts(e, item_ptr, item_code, fptr, fidx, empty, V)
+    P = np.full((hf.shape[0], 0, C), NEG)
+    plast = np.empty(0, dtype=np.int64)
+    phi = -1
     pe = score[e]
-    active = np.zeros(V, dtype=np.bool_)
-    nstore = K + 1 if keep_all else 1
-    Ps = np.full((nstore, Fh, V, C), NEG)
-    pes = np.full(nstore, NEG)
-    if keep_all:
-        pes[0] = pe
-    for k in range(K):
-        code = item_code[item_ptr[e] + k]
-        if code >= 0:
-            P, pe, active = _step_word(P, pe, active, code, fpos, wcost, scost, lm)
-        else:
-            t = -code - 1
-            nF = fptr[t + 1] - fptr[t]
-            nL = lptr[t + 1] - lptr[t]
-            T = table[toff[t]:toff[t + 1]].reshape((nF, nL, cdim[t]))
-            P, pe, active = _step_tail(P, pe, active, T, empty[t], fidx[fptr[t]:fptr[t + 1]],
-                                       lidx[lptr[t]:lptr[t + 1]], fpos, scost, lm)
-        if keep_all:
-            Ps[k + 1] = P
-            pes[k + 1] = pe
-    if not keep_all:
-        Ps[0] = P
-        pes[0] = pe
-    return Ps, pes, active
+    for p in range(item_ptr[e], item_ptr[e + 1]):
+        P, plast, phi, pe = _apply(item_code[p], P, plast, phi, pe, table, empty, toff, fptr, fidx, lptr,
+                                   lidx, cdim, fpos, V, wcost, scost, lm)
+    return P, plast, phi, pe, hf
 
 
 @njit(cache=True)
@@ -205,30 +260,29 @@ def forward(nv, V, head, last_of_head, score, item_ptr, item_code, fptr, fidx, l
     pruned = False
     for e in range(head.shape[0]):
         h = head[e]
-        Fh = fptr[h + 1] - fptr[h]
         nLh = lptr[h + 1] - lptr[h]
         C = cdim[h]
-        fpos = _positions(fptr, fidx, h, V)
-        lpos = _positions(lptr, lidx, h, V)
-        Ps, pes, active = _run_hyperedge(e, False, item_ptr, item_code, score, table, empty, toff, fptr, fidx,
-                                         lptr, lidx, cdim, fpos, V, C, Fh, wcost, scost, lm)
-        P = Ps[0]
-        if pes[0] > empty[h]:
-            empty[h] = pes[0]
+        P, plast, phi, pe, hf = _final_prefix(e, C, item_ptr, item_code, score, table, empty, toff, fptr,
+                                              fidx, lptr, lidx, cdim, V, wcost, scost, lm)
+        if pe > empty[h]:
+            empty[h] = pe
             back_empty[h] = e
+        fpos_h = _positions(fptr, fidx, h, V)
+        lpos_h = _positions(lptr, lidx, h, V)
         base = toff[h]
-        for lw in range(V):
-            if not active[lw]:
+        for li in range(plast.shape[0]):
+            lh = lpos_h[plast[li]]
+            if lh < 0:
                 continue
-            li = lpos[lw]
-            if li < 0:
-                continue
-            for fi in range(Fh):
-                for c in range(C):
-                    a = P[fi, lw, c]
+            for fi in range(hf.shape[0]):
+                fh = fpos_h[hf[fi]]
+                if fh < 0:
+                    continue
+                for c in range(phi + 1):
+                    a = P[fi, li, c]
                     if a == NEG:
                         continue
-                    j = base + (fi * nLh + li) * C + c
+                    j = base + (fh * nLh + lh) * C + c
                     if a > table[j]:
                         table[j] = a
                         back[j] = e
@@ -266,22 +320,67 @@ def _prune(table, back, empty, back_empty, h, toff, max_states):  # pragma: no c
 @njit(cache=True)
 def replay(e, h, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr, lidx, cdim, V, wcost,
            scost, lm):  # pragma: no cover - numba
-    """Every prefix table of hyperedge e (head h): (K + 1, F_h, V, C_h) and the prefix-empty scores."""
-    fpos = _positions(fptr, fidx, h, V)
-    Ps, pes, _ = _run_hyperedge(e, True, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr,
-                                lidx, cdim, fpos, V, cdim[h], fptr[h + 1] - fptr[h], wcost, scost, lm)
-    return Ps, pes
+    """Every prefix of hyperedge e (head h), for :func:`walk_back`.
+
+    Returns
+    -------
+    Ps : (K + 1, F_e, Lmax, C_h) prefix tables (last-word axis padded)
+    lasts : (K + 1, Lmax) their last words (-1 padding); nls : (K + 1,) how many
+    pes : (K + 1,) prefix-empty scores
+    hf, fpos : the hyperedge's first words and the map id -> position
+    """
+    C = cdim[h]
+    K = item_ptr[e + 1] - item_ptr[e]
+    hf, fpos = _hyperedge_firsts(e, item_ptr, item_code, fptr, fidx, empty, V)
+    # the last-word lists depend only on the tables' shapes: size the padding first
+    plast = np.empty(0, dtype=np.int64)
+    lmax = 1
+    for p in range(item_ptr[e], item_ptr[e + 1]):
+        code = item_code[p]
+        nonempty = code >= 0 or fptr[-code] > fptr[-code - 1]
+        te_finite = code < 0 and empty[-code - 1] > NEG
+        plast, _ = _next_lasts(plast, code, te_finite, nonempty, lidx, lptr, V)
+        lmax = max(lmax, plast.shape[0])
+    Ps = np.full((K + 1, hf.shape[0], lmax, C), NEG)
+    lasts = np.full((K + 1, lmax), -1, dtype=np.int64)
+    nls = np.zeros(K + 1, dtype=np.int64)
+    pes = np.full(K + 1, NEG)
+    P = np.full((hf.shape[0], 0, C), NEG)
+    plast = np.empty(0, dtype=np.int64)
+    phi = -1
+    pe = score[e]
+    pes[0] = pe
+    for k in range(K):
+        P, plast, phi, pe = _apply(item_code[item_ptr[e] + k], P, plast, phi, pe, table, empty, toff, fptr,
+                                   fidx, lptr, lidx, cdim, fpos, V, wcost, scost, lm)
+        n = plast.shape[0]
+        Ps[k + 1, :, :n, :] = P
+        lasts[k + 1, :n] = plast
+        nls[k + 1] = n
+        pes[k + 1] = pe
+    return Ps, lasts, nls, pes, hf, fpos
 
 
 @njit(cache=True)
-def walk_back(e, h, Ps, pes, is_empty, fi, lw, c, item_ptr, item_code, table, empty, toff, fptr, fidx, lptr,
-              lidx, cdim, wcost, scost, lm):  # pragma: no cover - numba
-    """The state of every item of hyperedge e given the head's final state.
+def _find(ids, n, w):  # pragma: no cover - numba
+    for k in range(n):
+        if ids[k] == w:
+            return k
+    return -1
+
+
+@njit(cache=True)
+def walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, fi, lw, c, item_ptr, item_code, table, empty, toff,
+              fptr, fidx, lptr, lidx, cdim, wcost, scost, lm):  # pragma: no cover - numba
+    """The state of every item of hyperedge e given its final prefix state.
 
     Parameters
     ----------
+    Ps, lasts, nls, pes, fpos
+        From :func:`replay`.
     is_empty, fi, lw, c
-        The final prefix state: empty yield, or (first-word position, last word id, count).
+        The final prefix state: empty yield, or (position among the hyperedge's first words, last word id,
+        count).
 
     Returns
     -------
@@ -290,13 +389,19 @@ def walk_back(e, h, Ps, pes, is_empty, fi, lw, c, item_ptr, item_code, table, em
         state (f2i, l2i, c2) in the tail's table; ``kind = -1`` if no predecessor was found (a bug).
     """
     K = item_ptr[e + 1] - item_ptr[e]
-    V = Ps.shape[2]
-    fpos = _positions(fptr, fidx, h, V)
     out = np.full((K, 4), -1, dtype=np.int64)
     for k in range(K - 1, -1, -1):
         P = Ps[k]
         pe = pes[k]
-        val = pes[k + 1] if is_empty else Ps[k + 1][fi, lw, c]
+        plast = lasts[k]
+        npl = nls[k]
+        if is_empty:
+            val = pes[k + 1]
+        else:
+            lk = _find(lasts[k + 1], nls[k + 1], lw)
+            if lk < 0:
+                return out
+            val = Ps[k + 1][fi, lk, c]
         code = item_code[item_ptr[e] + k]
         if code >= 0:
             if is_empty:
@@ -311,10 +416,10 @@ def walk_back(e, h, Ps, pes, is_empty, fi, lw, c, item_ptr, item_code, table, em
             found = False
             c1 = c - sc
             if c1 >= 0:
-                for l1 in range(V):
+                for l1 in range(npl):
                     a = P[fi, l1, c1]
-                    if a > NEG and a + lm[l1, w] == val:
-                        lw = l1
+                    if a > NEG and a + lm[plast[l1], w] == val:
+                        lw = plast[l1]
                         c = c1
                         found = True
                         break
@@ -323,23 +428,19 @@ def walk_back(e, h, Ps, pes, is_empty, fi, lw, c, item_ptr, item_code, table, em
                 return out
             continue
         t = -code - 1
-        nF = fptr[t + 1] - fptr[t]
-        nL = lptr[t + 1] - lptr[t]
-        Ct = cdim[t]
-        T = table[toff[t]:toff[t + 1]].reshape((nF, nL, Ct))
+        T = _tail_view(t, table, toff, fptr, lptr, cdim)
+        nF, nL, Ct = T.shape
         te = empty[t]
         if is_empty:
             out[k, 0] = 1
             continue
-        if te > NEG and P[fi, lw, c] > NEG and P[fi, lw, c] + te == val:
-            out[k, 0] = 1
-            continue
-        l2i = -1
-        for j in range(nL):
-            if lidx[lptr[t] + j] == lw:
-                l2i = j
+        if te > NEG:
+            li = _find(plast, npl, lw)
+            if li >= 0 and P[fi, li, c] > NEG and P[fi, li, c] + te == val:
+                out[k, 0] = 1
+                continue
+        l2i = _find(lidx[lptr[t]:lptr[t + 1]], nL, lw)
         if l2i < 0:
-            out[k, 0] = -1
             return out
         found = False
         if pe > NEG and c < Ct:
@@ -366,14 +467,14 @@ def walk_back(e, h, Ps, pes, is_empty, fi, lw, c, item_ptr, item_code, table, em
                 b = T[f2i, l2i, c2]
                 if b == NEG:
                     continue
-                for l1 in range(V):
+                for l1 in range(npl):
                     a = P[fi, l1, c1]
-                    if a > NEG and (a + lm[l1, f2]) + b == val:
+                    if a > NEG and (a + lm[plast[l1], f2]) + b == val:
                         out[k, 0] = 2
                         out[k, 1] = f2i
                         out[k, 2] = l2i
                         out[k, 3] = c2
-                        lw = l1
+                        lw = plast[l1]
                         c = c1
                         found = True
                         break
