@@ -62,10 +62,13 @@ class RewriteExample:
     oracle_lm: float
 
 
-def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares) -> np.ndarray:
-    """Δ of each hyperedge: ``1 − r(w)`` per word it writes plus ``r(x_k)`` per source token it deletes."""
+def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weight: float = 1.0
+                     ) -> np.ndarray:
+    """Δ of each hyperedge: ``1 − r(w)`` per word it writes plus ``β·r(x_k)`` per source token it deletes
+    (``β = delete_weight``; 1 is the loss of :mod:`dualdecomp.models.rewriting.loss`, a smaller β makes
+    deleting a word that some references keep cheaper, as SARI's precision-only deletion score does)."""
     write = shares.write_costs(hg.vocab)
-    delete = shares.delete_costs(hg.words)
+    delete = delete_weight * shares.delete_costs(hg.words)
     out = np.zeros(hg.num_hyperedges)
     for e in range(hg.num_hyperedges):
         codes = hg.item_code[hg.item_ptr[e]:hg.item_ptr[e + 1]]
@@ -82,10 +85,11 @@ def scaled_lm(matrix: np.ndarray | None, weight: float) -> np.ndarray | None:
 
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
-                 lm: LanguageModel | None) -> RewriteExample:
-    """The training example of one source tree (module docstring)."""
+                 lm: LanguageModel | None, delete_weight: float = 1.0) -> RewriteExample:
+    """The training example of one source tree (module docstring; ``delete_weight``: β of
+    :func:`hyperedge_losses`)."""
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
-    losses = hyperedge_losses(hg, shares)
+    losses = hyperedge_losses(hg, shares, delete_weight)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
     oracle = decode(hg, -losses)
     return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(-oracle.score),

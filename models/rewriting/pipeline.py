@@ -1,0 +1,206 @@
+"""Building a rewriting model directory from the rewriting corpus (``make rewrite-model``).
+
+Steps, each deterministic (same inputs → same bytes):
+
+1. read ``train.jsonl`` and ``dev.jsonl``; parse sources and references with the project's spaCy
+   pipeline (cached on disk, ``dualdecomp.data.rewriting.parsed``);
+2. align every source with each of its training references (``dualdecomp.data.rewriting.alignment``) and
+   extract the STSG (``dualdecomp.models.rewriting.extraction``); extracted rules seen fewer than
+   ``min_count`` times are dropped (the coverage rules of every source production stay);
+3. estimate the target LM: a KenLM bigram (``lmplz``) over the training references and the Google
+   training sentences (never a dev reference);
+4. build one chart per training source (:mod:`dualdecomp.models.rewriting.training`) and train by SSVM;
+   **the dev rule, fixed before any run**: after each epoch the averaged weights decode the dev sources
+   at free length and the epoch with the highest mean of the ASSET and TurkCorpus corpus SARI is kept;
+5. write ``model.json``, ``weights.npz``, ``grammar.bin``, ``lm.binary``, ``README.md`` and
+   ``MANIFEST.json`` (``dualdecomp.models.rewriting.model``), in a temporary folder renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.core.model_files import write_manifest
+from dualdecomp.data.rewriting import read_rewriting
+from dualdecomp.data.rewriting.alignment import align_words
+from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
+from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
+from dualdecomp.models.lm.build import build_lm, read_corpus_sentences
+from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
+from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
+from dualdecomp.models.rewriting.loss import reference_shares
+from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, save_rewrite_model
+from dualdecomp.models.rewriting.training import make_example, train_rewriter
+from dualdecomp.models.ssvm import SsvmConfig, SsvmStats
+from dualdecomp.solvers.rewriting import (
+    RewriteGrammar,
+    RewriteGrammarConfig,
+    save_rewrite_grammar,
+)
+
+__all__ = ["RewriteTrainingSettings", "train_rewrite_model"]
+
+LICENCE_NOTE = ("Trained on ASSET (CC BY-NC 4.0: NON-COMMERCIAL use only) and TurkCorpus "
+                "(cocoxu/simplification, GPL-3.0 repository) rewrites of English Wikipedia sentences; "
+                "see NOTICE.md.")
+
+
+@dataclass(frozen=True)
+class RewriteTrainingSettings:
+    """Settings of :func:`train_rewrite_model` (stored in ``model.json`` → ``meta.training``).
+
+    Attributes
+    ----------
+    data_dir : str
+        The shared ``rewriting/`` folder (``train.jsonl``, ``dev.jsonl``).
+    google : tuple of str
+        Google training files for the target LM (besides the training references).
+    out_dir : str
+    cache_dir : str
+        Where the parses are cached.
+    limit : int or None
+        Use only the first ``limit`` training sources (tests); None: all.
+    dev_limit : int or None
+        Use only the first ``dev_limit`` dev sources for the epoch choice.
+    reference_sets : tuple of str
+    min_count : int
+    grammar : dict
+        ``RewriteGrammarConfig`` fields.
+    epochs, lam, seed, hash_bits : SSVM settings
+    max_states : int or None
+        Beam per table in training and decoding (None: exact everywhere).
+    lm_order : int
+    delete_weight : float
+        β of the loss (``dualdecomp.models.rewriting.training.hyperedge_losses``).
+    """
+
+    data_dir: str
+    out_dir: str
+    cache_dir: str
+    google: tuple[str, ...] = ()
+    limit: int | None = None
+    dev_limit: int | None = None
+    reference_sets: tuple[str, ...] = ("asset", "turkcorpus")
+    min_count: int = 2
+    grammar: dict = field(default_factory=lambda: {"depth": 0, "phrase_words": 3})
+    epochs: int = 3
+    lam: float = 1e-4
+    seed: int = 0
+    hash_bits: int = 20
+    max_states: int | None = None
+    lm_order: int = 2
+    delete_weight: float = 1.0
+
+
+def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:
+    for ex in examples:
+        for name in sets:
+            for ref in ex.references[name]:
+                yield ex.source.tree, ref.tree, align_words(ex.source.tokens, ref.tokens, ex.source.lemmas,
+                                                            ref.lemmas)
+
+
+def _pruned(grammar: RewriteGrammar, min_count: int) -> RewriteGrammar:
+    """The grammar without extracted rules seen fewer than ``min_count`` times (coverage rules kept)."""
+    out = RewriteGrammar(config=grammar.config)
+    for rule in grammar:
+        if rule.count >= min_count or rule.origins & {"copy", "delete"}:
+            out.add(rule)
+    return out
+
+
+def _lm_sentences(examples: Sequence[ParsedExample], sets: Sequence[str], google: Sequence[str]
+                  ) -> Iterator[list[str]]:
+    for ex in examples:
+        for name in sets:
+            for ref in ex.references[name]:
+                yield list(ref.tokens)
+    for path in google:
+        yield from read_corpus_sentences(path)
+
+
+def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], None] = print) -> Path:
+    """Build a rewriting model directory (module docstring); returns its path."""
+    data = Path(settings.data_dir)
+    train = read_rewriting(data / "train.jsonl")[:settings.limit]
+    dev = read_rewriting(data / "dev.jsonl")[:settings.dev_limit]
+    cache = Path(settings.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    sets = settings.reference_sets
+    ptrain = parse_examples(train, sets, cache=cache / "train.parses.json")
+    pdev = parse_examples(dev, sets, cache=cache / "dev.parses.json")
+    say(f"parsed {len(ptrain)} training and {len(pdev)} dev sources")
+    grammar, report = extract_rewrite_grammar(_pairs(ptrain, sets), RewriteGrammarConfig(**settings.grammar),
+                                              check=False)
+    grammar = _pruned(grammar, settings.min_count)
+    say(f"grammar: {len(grammar)} rules after pruning (extracted from {report.pairs} pairs)")
+    out = Path(settings.out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        build_lm(_lm_sentences(ptrain, sets, settings.google), work / "lm.binary", order=settings.lm_order)
+        lm = load_lm(work / "lm.binary")
+        save_rewrite_grammar(grammar, work / "grammar.bin")
+        feats = RewriteFeaturiser(settings.hash_bits, RuleStatistics.from_rules(grammar.rules))
+        examples = []
+        for ex in ptrain:
+            refs = [r.tokens for name in sets for r in ex.references[name]]
+            examples.append(make_example(ex.source.tree, grammar, reference_shares(refs), lm,
+                                         settings.delete_weight))
+        say(f"{len(examples)} training charts")
+        epochs: list[dict] = []
+
+        def on_epoch(epoch: int, weights: np.ndarray) -> float:
+            decoder = RewriteDecoder(RewriteModel(weights, settings.hash_bits), grammar, lm, feats,
+                                     settings.max_states)
+            outputs = [decoder.rewrite(ex.source.tree).text for ex in pdev]
+            scores = evaluate_rewrites([ex.text for ex in dev], outputs,
+                                       {name: [list(ex.references[name]) for ex in dev] for name in sets})
+            by_set = {s.name: round(s.sari, 4) for s in scores.sets}
+            mean = float(np.mean(list(by_set.values())))
+            epochs.append({"epoch": epoch + 1, "dev_sari": by_set, "chars_kept": round(scores.chars_kept, 4)})
+            say(f"epoch {epoch + 1}: dev SARI {by_set} (mean {mean:.2f}), characters kept "
+                f"{scores.chars_kept:.3f}")
+            return mean
+
+        stats = SsvmStats()
+        weights, dev_scores = train_rewriter(examples, feats, SsvmConfig(settings.epochs, settings.lam,
+                                                                         settings.seed),
+                                             settings.max_states, on_epoch, stats=stats)
+        best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
+        meta = {"training": asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
+                                                "google": [Path(g).name for g in settings.google]},
+                "extraction": {"pairs": report.pairs, "rule_types": report.rule_types,
+                               "rules_after_pruning": len(grammar)},
+                "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
+                "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",
+                "max_states": settings.max_states, "licence": LICENCE_NOTE}
+        save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
+        (work / "README.md").write_text(_readme(meta), encoding="utf-8")
+        write_manifest(work)
+        if out.exists():
+            shutil.rmtree(out)
+        work.rename(out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return out
+
+
+def _readme(meta: dict) -> str:
+    return ("# Embedded rewriting model\n\n"
+            "The rewriting model of `dualdecomp rewrite` (Cohn & Lapata 2008 tree transducer), built by "
+            "`make rewrite-model` from `../shared/data/rewriting/` (train: grammar, LM, weights; dev: the "
+            "epoch choice). Guide: `docs/rewriting.md`.\n\n"
+            f"**Licence.** {LICENCE_NOTE} The target LM also reads the Google sentence-compression "
+            "training data (\"provided AS IS\" by Google).\n\n"
+            "## Training record (`model.json` → `meta`)\n\n```json\n"
+            + json.dumps(meta, indent=1, sort_keys=True) + "\n```\n")
