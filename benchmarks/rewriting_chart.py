@@ -14,9 +14,10 @@ For each mode — ``free`` (no budget), ``words`` (exactly ``--word-ratio`` · n
 percentile and maximum of the decoding time per sentence (ms; each sentence decoded ``--repeats`` times,
 its best time kept), the largest extra peak resident memory of one decode (MB, Linux ``VmHWM`` reset
 before each decode), the finite states per vertex (mean over sentences of states / vertices, and the
-largest vertex), the allocated table entries, and how many decodes were certified. Hypergraph building is
-timed separately (``"kind": "build"``) and the first decode, which compiles the numba kernels, is left
-out (``"kind": "compile"``).
+largest vertex), the allocated table entries, and how many decodes were certified, infeasible (no
+rewrite meets the budget) or lost by the beam (``--max-states``: every rewrite within the budget
+pruned). Hypergraph building is timed separately (``"kind": "build"``) and the first decode, which
+compiles the numba kernels, is left out (``"kind": "compile"``).
 
 Run ``python benchmarks/rewriting_chart.py [--sentences 20] [--repeats 3]``.
 """
@@ -35,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.core.errors import InputError
+from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.trees import Tree, from_dependency
 from dualdecomp.solvers.rewriting import (
     Budget,
@@ -178,7 +179,7 @@ def main() -> None:
     print(json.dumps({"kind": "compile", "seconds": round(time.perf_counter() - t0, 2)}))
 
     for mode in ("free", "words", "chars"):
-        times, extra, per_vertex, peak, cells, certified, infeasible = [], [], [], [], [], 0, 0
+        times, extra, per_vertex, peak, cells, certified, infeasible, lost = [], [], [], [], [], 0, 0, 0
         for s, hg, scores, lm in cases:
             budget = budget_of(mode, s, hg)
             best = float("inf")
@@ -189,13 +190,16 @@ def main() -> None:
                 t0 = time.perf_counter()
                 try:
                     d = decode(hg, scores, lm, budget, args.max_states)
-                except InputError:
+                except InputError:  # no rewrite meets the budget
                     d = None
+                except SolverError:  # the beam lost every rewrite within the budget
+                    d = "lost"
                 best = min(best, time.perf_counter() - t0)
                 extra.append(_status_mb("VmHWM") - before)
             times.append(best * 1000)
-            if d is None:
-                infeasible += 1
+            if d is None or d == "lost":
+                infeasible += d is None
+                lost += d == "lost"
                 continue
             certified += int(d.certified)
             per_vertex.append(d.states / hg.num_vertices)
@@ -211,7 +215,7 @@ def main() -> None:
             "mean_states_per_vertex": round(statistics.mean(per_vertex), 1) if per_vertex else None,
             "max_states_one_vertex": max(peak) if peak else None,
             "median_table_cells": statistics.median(cells) if cells else None,
-            "certified": certified, "infeasible": infeasible}))
+            "certified": certified, "infeasible": infeasible, "beam_lost": lost}))
 
 
 if __name__ == "__main__":
