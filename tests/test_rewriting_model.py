@@ -1,0 +1,206 @@
+"""The rewriting model: features, loss, the SSVM trainer, oracle derivations, save/load (W3.3 item 2)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dualdecomp.core.errors import ModelError
+from dualdecomp.data.trees import Tree, leaf, preterminal
+from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, rule_feature_strings
+from dualdecomp.models.rewriting.loss import reference_shares
+from dualdecomp.models.rewriting.model import (
+    RewriteDecoder,
+    RewriteModel,
+    hyperedge_counts,
+    hyperedge_scores,
+    lm_index,
+    load_rewrite_decoder,
+    save_rewrite_model,
+)
+from dualdecomp.models.rewriting.training import hyperedge_losses, make_example, scaled_lm, train_rewriter
+from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, train_ssvm
+from dualdecomp.solvers.rewriting import (
+    RewriteGrammar,
+    RewriteRule,
+    build_rewrite_hypergraph,
+    decode,
+    rewriting_coverage_rules,
+    save_rewrite_grammar,
+)
+from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag
+
+
+def _tree() -> Tree:
+    """(TOP (S (NP (NNP Kim)) (VP (VBD purchased) (NP (DT a) (NN car))) (. .)))"""
+    np_kim = Tree("NP", (preterminal("NNP", "Kim", 0),))
+    obj = Tree("NP", (preterminal("DT", "a", 2), preterminal("NN", "car", 3)))
+    vp = Tree("VP", (preterminal("VBD", "purchased", 1), obj))
+    s = Tree("S", (np_kim, vp, preterminal(".", ".", 4)))
+    return Tree("TOP", (s,))
+
+
+def _substitution() -> RewriteRule:
+    """⟨VBD, VBD⟩ → ⟨purchased, bought⟩."""
+    return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)), Frag(NODE, "VBD", (Frag(WORD, "bought"),)),
+                       (), (0,), frozenset({"lexical"}), 3)
+
+
+def _grammar() -> RewriteGrammar:
+    return RewriteGrammar([_substitution()])
+
+
+def _enumerate(hg):
+    """Every derivation of the root vertex: (hyperedges, words)."""
+    by_head: dict[int, list[int]] = {}
+    for e in range(hg.num_hyperedges):
+        by_head.setdefault(int(hg.hyperedge_head[e]), []).append(e)
+
+    def expand(v):
+        for e in by_head.get(v, []):
+            tails = [int(t) for t in hg.tail_idx[hg.tail_ptr[e]:hg.tail_ptr[e + 1]]]
+            for combo in itertools.product(*(list(expand(t)) for t in tails)):
+                sub = dict(zip(tails, combo, strict=True))
+                words: list[str] = []
+                edges = [e]
+                for code in hg.items(e).tolist():
+                    if code >= 0:
+                        words.append(hg.vocab[code])
+                    else:
+                        edges_t, words_t = sub[-code - 1]
+                        edges += edges_t
+                        words += words_t
+                yield edges, words
+
+    yield from expand(hg.root)
+
+
+def test_features_name_the_operations_and_origins():
+    feats = dict(((t, v), w) for t, v, w in rule_feature_strings(_substitution()))
+    assert feats[("origin", "lexical")] == 1.0
+    assert feats[("term.substituted", "purchased→bought")] == 1.0
+    assert feats[("pt.other_word", "")] == 1.0
+    assert feats[("op.substituted", "")] == 1.0
+    assert ("deletion_only", "") not in feats
+
+
+def test_relative_frequencies_by_origin():
+    a = _substitution()
+    b = RewriteRule(a.source, Frag(NODE, "VBD", (Frag(WORD, "got"),)), (), (0,), frozenset({"lexical"}), 1)
+    stats = RuleStatistics.from_rules([a, b])
+    logp = {t: v for t, _, v in stats.log_probabilities(a)}
+    assert logp["logp.t_given_s"] == pytest.approx(np.log(3 / 4))
+    assert logp["logp.joint"] == pytest.approx(np.log(3 / 4))
+    assert logp["logp.s_given_t"] == pytest.approx(0.0)
+
+
+def test_reference_shares_and_loss():
+    shares = reference_shares([["Kim", "bought", "a", "car"], ["Kim", "got", "a", "car"]])
+    assert shares.share("kim") == 1.0 and shares.share("bought") == 0.5 and shares.share("purchased") == 0.0
+    source = ["Kim", "purchased", "a", "car", "."]
+    # writes Kim bought car; deletes "a" (kept by both: 1.0) and "." (kept by none: 0)
+    assert shares.loss(source, ["Kim", "bought", "car"], [2, 4]) == pytest.approx(0 + 0.5 + 0 + 1.0 + 0)
+
+
+def test_hyperedge_losses_add_up_to_the_derivation_loss():
+    hg = build_rewrite_hypergraph(_tree(), list(_grammar()), coverage=rewriting_coverage_rules)
+    shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."]])
+    for beta in (1.0, 0.25):
+        losses = hyperedge_losses(hg, shares, beta)
+        for edges, words in _enumerate(hg):
+            deleted = [int(k) for e in edges for k in hg.drop_idx[hg.drop_ptr[e]:hg.drop_ptr[e + 1]]]
+            expected = (shares.write_costs(words).sum()
+                        + beta * shares.delete_costs(hg.words)[deleted].sum())
+            assert losses[edges].sum() == pytest.approx(expected, abs=1e-9)
+
+
+def test_oracle_is_the_loss_minimal_derivation():
+    grammar = _grammar()
+    shares = reference_shares([["Kim", "bought", "a", "car", "."]])
+    ex = make_example(_tree(), grammar, shares, None)
+    hg = ex.hypergraph
+    best = min(float(ex.losses[edges].sum()) for edges, _ in _enumerate(hg))
+    assert ex.oracle_loss == pytest.approx(best, abs=1e-9)
+    words = decode(hg, -ex.losses).words
+    assert words == ("Kim", "bought", "a", "car", ".")
+
+
+def test_scaled_lm_keeps_forbidden_entries_forbidden():
+    m = np.array([[-1.0, -np.inf], [-2.0, -3.0]])
+    for w in (2.0, -1.0):
+        out = scaled_lm(m, w)
+        assert out[0, 1] == -np.inf and out[1, 0] == pytest.approx(-2.0 * w)
+    assert scaled_lm(m, 0.0) is None
+
+
+def test_ssvm_separable_toy_problem_is_learnt():
+    """Two examples whose oracle beats the alternative once feature 1 outweighs feature 0."""
+    gold = (np.array([1]), np.array([1.0]))
+    other = (np.array([0]), np.array([1.0]))
+
+    def violation(i: int, w: np.ndarray) -> Violation:
+        aug_other = w[0] + 1.0  # loss 1
+        return Violation(aug_other > w[1] + 1e-9, gold, other)
+
+    stats = SsvmStats()
+    w, _ = train_ssvm(2, 2, violation, SsvmConfig(epochs=5, lam=0.0), stats=stats)
+    assert w[1] - w[0] >= 1.0 - 1e-9
+    assert stats.augmented == 10 and stats.updates >= 1
+
+
+def test_training_moves_towards_the_oracle():
+    grammar = _grammar()
+    shares = reference_shares([["Kim", "bought", "a", "car", "."]])
+    ex = make_example(_tree(), grammar, shares, None)
+    feats = RewriteFeaturiser(12, RuleStatistics.from_rules(grammar.rules))
+    w, _ = train_rewriter([ex], feats, SsvmConfig(epochs=40, lam=0.0))
+    best = decode(ex.hypergraph, hyperedge_scores(ex.hypergraph, w, feats))
+    assert best.words == ("Kim", "bought", "a", "car", ".")
+
+
+@given(st.lists(st.floats(-3, 3), min_size=3, max_size=3))
+def test_hyperedge_scores_are_the_features_dot_the_weights(values):
+    hg = build_rewrite_hypergraph(_tree(), list(_grammar()), coverage=rewriting_coverage_rules)
+    feats = RewriteFeaturiser(10)
+    w = np.zeros(1 << 10)
+    w[feats.dropped_index], w[feats.words_index] = values[0], values[1]
+    idx, val = feats(hg.rules[0])
+    w[idx[0]] += values[2]
+    scores = hyperedge_scores(hg, w, feats)
+    dropped, written = hyperedge_counts(hg)
+    for e in range(hg.num_hyperedges):
+        i, v = feats(hg.rules[int(hg.hyperedge_rule[e])])
+        expected = float(w[i] @ v) + w[feats.dropped_index] * dropped[e] + w[feats.words_index] * written[e]
+        assert scores[e] == pytest.approx(expected, abs=1e-9)
+
+
+def test_model_round_trip(tmp_path):
+    grammar = _grammar()
+    w = np.zeros(1 << 12)
+    feats = RewriteFeaturiser(12)
+    idx, _ = feats(_substitution())
+    w[idx] = 1.0
+    w[lm_index(12)] = 0.0
+    save_rewrite_model(RewriteModel(w, 12, {"note": "test"}), tmp_path, lm_file=None)
+    save_rewrite_grammar(grammar, tmp_path / "grammar.bin")
+    decoder = load_rewrite_decoder(tmp_path)
+    assert np.array_equal(decoder.model.weights, w) and decoder.model.meta == {"note": "test"}
+    direct = RewriteDecoder(RewriteModel(w, 12), grammar, None, RewriteFeaturiser(12, decoder.featuriser.stats))
+    a, b = decoder.rewrite(_tree()), direct.rewrite(_tree())
+    assert a.words == b.words and a.score == pytest.approx(b.score) and a.certified
+    assert "bought" in a.words
+
+
+def test_damaged_model_json_is_a_model_error(tmp_path):
+    (tmp_path / "model.json").write_text('{"format": "something else"}')
+    with pytest.raises(ModelError, match="not a dualdecomp rewrite model"):
+        load_rewrite_decoder(tmp_path)
+
+
+def test_leaf_helper_is_consistent():
+    assert _tree().indices() == [0, 1, 2, 3, 4]
+    assert leaf("x", 0).is_leaf
