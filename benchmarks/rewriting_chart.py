@@ -133,7 +133,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from dualdecomp.data.parsing import parse_text
+    from dualdecomp.data.parsing import parse_text  # lazy: spaCy is slow to import; --help needs none
 
     rows = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
     sentences = [parse_text(r["text"], str(r.get("id", i))) for i, r in enumerate(rows[:args.sentences])]
