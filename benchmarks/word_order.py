@@ -223,7 +223,7 @@ def main() -> None:
     if args.tree_beam_attachments is not None:
         base["tree_beam_attachments"] = args.tree_beam_attachments
     if decoder.lineariser is not None:
-        lineariser_lm = decoder.lineariser.lm
+        lineariser_lm = decoder.lineariser_lm
         base["linearizer_lm_weight"] = lineariser_lm.weight if lineariser_lm is not None else 0.0
         base["linearizer_states"] = args.lineariser_states
     search = SearchConfig(chart_size=args.chart_size, timeout=timeout, max_expansions=args.max_expansions)
@@ -376,7 +376,7 @@ def _lm_beam(decoder, examples, args, base: dict) -> None:
 def _lineariser_exact(decoder, examples, args, base: dict) -> None:
     """The ``lineariser-exact`` measure: certificates of the lineariser's exact DP with its LM term, and the
     beam search's outputs against them."""
-    if decoder.lineariser is None or decoder.lineariser.lm is None or args.lineariser_states < 1:
+    if decoder.lineariser is None or decoder.lineariser_lm is None or args.lineariser_states < 1:
         raise SystemExit("--what lineariser-exact needs a lineariser with its LM term and "
                          "--lineariser-states N")
     exact, beam = decoder.lineariser, replace(decoder.lineariser, lm_states=0)
@@ -385,12 +385,12 @@ def _lineariser_exact(decoder, examples, args, base: dict) -> None:
     for k, ex in enumerate(examples):
         inp = ex.as_input(1.0, 1.0, args.seed + k)
         start = time.perf_counter()
-        found = exact.linearise(inp.words, inp.pos, inp.heads)
+        found = exact.linearise(inp.words, inp.pos, inp.heads, lm=decoder.lineariser_lm)
         seconds += time.perf_counter() - start
         if not found.certified:
             continue
         counts["certified"] += 1
-        beamed = beam.linearise(inp.words, inp.pos, inp.heads)
+        beamed = beam.linearise(inp.words, inp.pos, inp.heads, lm=decoder.lineariser_lm)
         if beamed.order == found.order:
             counts["beam_same_order"] += 1
         elif math.isclose(beamed.score, found.score, rel_tol=0, abs_tol=1e-9):

@@ -522,8 +522,8 @@ def _train_lineariser(args: argparse.Namespace) -> int:
     lm = load_lm(default_model_dir() / "lm.binary") if any(w > 0 for w in args.lm_weights) else None
     grid = []
     for weight in args.lm_weights:
-        scorer = lineariser.with_lm(OrderingLM(lm, weight) if weight > 0 else None)
-        grid.append({"lm_weight": weight, "bleu": selection_bleu(scorer, dev)})
+        term = OrderingLM(lm, weight) if weight > 0 else None
+        grid.append({"lm_weight": weight, "bleu": selection_bleu(lineariser, dev, lm=term)})
         print(json.dumps(grid[-1]), flush=True)
     chosen = max(grid, key=lambda g: (g["bleu"], -g["lm_weight"]))["lm_weight"]
     meta = {**lineariser.meta, "train_file": Path(args.train).name, "selection": {

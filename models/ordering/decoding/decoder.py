@@ -1,34 +1,37 @@
 """The decoder a user calls: the models saved in a word-order model directory, together, and the choice
 among their decoders (LM beam, exact DP, lineariser, tree beam DP or best-first search) by input and
-settings."""
+settings; the decoders themselves are registered in ``dualdecomp.models.ordering.decoding.registry``."""
 
 from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.bag_lm.search import LMBeam, lm_beam_applies
 from dualdecomp.models.ordering.decoding.config import ExactConfig
-from dualdecomp.models.ordering.decoding.relinearise import relinearise
-from dualdecomp.models.ordering.lineariser.decoding import linearise_tree
+from dualdecomp.models.ordering.decoding.registry import (
+    ORDERING_DECODERS,
+    SECOND_STAGE_DECODERS,
+    GaveUp,
+    decode_with,
+)
 from dualdecomp.models.ordering.lineariser.model import Lineariser
 from dualdecomp.models.ordering.lm_term import OrderingLM
-from dualdecomp.models.ordering.paper.edge import Edge
-from dualdecomp.models.ordering.paper.exact import BEAM_METHOD, exact_linearisation
 from dualdecomp.models.ordering.paper.model import OrderingModel
-from dualdecomp.models.ordering.paper.refine import refine
-from dualdecomp.models.ordering.paper.search import SearchConfig, best_first, goal_result
-from dualdecomp.solvers.ordering import Linearisation
+from dualdecomp.models.ordering.paper.search import SearchConfig
 
 
 @dataclass(frozen=True)
 class OrderingDecoder:
     """The models that decode word ordering together: the paper's model (its weights), the KenLM term
-    added to its scores, the head-domain lineariser and the LM beam search.
+    added to its scores, the head-domain lineariser with its LM term and the LM beam search — the bundle
+    every registered decoder reads (``decoding.registry``).
 
     Loaded from a model directory by ``dualdecomp.models.ordering.decoding.load.load_decoder``, with the LM
     terms at the weights chosen on dev by ``load.with_decoding_lm``.
@@ -44,13 +47,16 @@ class OrderingDecoder:
         weight was chosen on dev with base NPs as units (``meta["decode"]["units"]``; :meth:`lm_for`);
         None: ``lm`` for every input.
     lineariser : Lineariser or None
-        The head-domain lineariser saved beside the model (``linearizer.json``), if any, with its own LM
-        term: the default decoder of full trees, and on request the second stage
+        The head-domain lineariser saved beside the model (``linearizer.json``), if any (its weights and
+        settings): the default decoder of full trees, and on request the second stage
         (``dualdecomp.models.ordering.lineariser.model``).
     lm_beam : LMBeam or None
         The LM beam search saved beside the model (its LM files and settings in
         ``meta["decode"]["lm_beam"]``), if any: the decoder of inputs without given heads outside their
         units when its ``default`` says so (``dualdecomp.models.ordering.bag_lm.search``).
+    lineariser_lm : OrderingLM or None
+        The lineariser's LM term, its weight the lineariser's ``lm_weight`` (``load.with_decoding_lm``);
+        None: the lineariser alone (exact).
     """
 
     model: OrderingModel
@@ -58,6 +64,7 @@ class OrderingDecoder:
     units_lm: OrderingLM | None = None
     lineariser: Lineariser | None = None
     lm_beam: LMBeam | None = None
+    lineariser_lm: OrderingLM | None = None
 
     def lm_for(self, inp: OrderingInput) -> OrderingLM | None:
         """The LM term of the paper model's decoders for ``inp``: ``units_lm`` when ``inp`` has ordered
@@ -116,35 +123,39 @@ class OrderingDecoder:
             ``certified`` is True only when the DP finished (the output is the model's optimum).
         """
         if exact is not None and self.lm_beam is not None and lm_beam_takes(exact.lm_beam, inp):
-            return self.lm_beam.decode(inp, deadline)
+            return ORDERING_DECODERS.spec("lm-beam").decode(self, inp, {}, deadline)
         start = time.perf_counter()
-        model, lineariser = self.model, self.lineariser
-        lm = self.lm_for(inp)  # the LM weight for inputs with ordered units, when there is one
         full_tree = all(h is not None for h in inp.heads)
         stopped: tuple[str, ...] = ()  # the stages before the one that gives the output, cut short
         if exact is not None and full_tree:
             if exact.max_states is not None:
-                found = exact_linearisation(model, inp, exact.max_states, deadline=deadline, lm=lm)
-                if found.certified and found.best is not None:
-                    return _dp_result(model, inp, found, start)
-                if found.timed_out:
-                    stopped = ("the exact DP (gave up at the deadline, no output)",)
-            if exact.lineariser and lineariser is not None:
-                return linearise_tree(lineariser, inp, deadline).after(stopped)
+                found = ORDERING_DECODERS.spec("exact-dp").decode(
+                    self, inp, {"max_states": exact.max_states}, deadline, start=start)
+                if not isinstance(found, GaveUp):
+                    return found
+                stopped = found.stopped
+            if exact.lineariser and self.lineariser is not None:
+                return ORDERING_DECODERS.spec("lineariser").decode(self, inp, {}, deadline).after(stopped)
             if exact.beam is not None:
-                found = exact_linearisation(model, inp, beam=exact.beam,
-                                            beam_attachments=exact.beam_attachments, deadline=deadline, lm=lm)
-                if found.timed_out:
-                    stopped += ("the tree beam DP (finished greedily at the deadline)",)
-                if found.best is not None:
-                    return _dp_result(model, inp, found, start).after(stopped)
-        first = best_first(model, inp, search or SearchConfig(), deadline=deadline, lm=lm).after(stopped)
-        if exact is not None and exact.second_stage == "lineariser" and lineariser is not None:
-            return relinearise(model, lineariser, inp, first, deadline, lm)
+                found = ORDERING_DECODERS.spec("tree-beam").decode(
+                    self, inp, _beam_options(exact), deadline, start=start)
+                if not isinstance(found, GaveUp):
+                    return found.after(stopped)
+                stopped += found.stopped
+        first = ORDERING_DECODERS.spec("best-first").decode(
+            self, inp, _search_options(search or SearchConfig()), deadline).after(stopped)
+        if exact is not None and exact.second_stage == "lineariser" and self.lineariser is not None:
+            return SECOND_STAGE_DECODERS.spec("lineariser").decode(self, inp, first, {}, deadline)
         if exact is not None and exact.beam is not None:
-            return refine(model, inp, first, exact.beam, exact.beam_attachments, deadline, lm)
+            return SECOND_STAGE_DECODERS.spec("tree-beam").decode(self, inp, first, _beam_options(exact),
+                                                                  deadline)
         return first
 
+    def decode_with(self, name: str, inp: OrderingInput, deadline: Deadline | None = None,
+                    **options: Any) -> OrderingResult | GaveUp:
+        """Decode one input with one registered decoder (``registry.decode_with``: ``name`` one of
+        ``ORDERING_DECODERS.names()``, ``options`` checked against its schema; InputError otherwise)."""
+        return decode_with(self, name, inp, options, deadline)
 
 def lm_beam_takes(inputs: str, inp: OrderingInput) -> bool:
     """Whether the LM beam orders an input, for an ``ExactConfig.lm_beam`` setting.
@@ -165,8 +176,12 @@ def lm_beam_takes(inputs: str, inp: OrderingInput) -> bool:
     return inputs == "applicable" or all(tag is None for tag in inp.pos)
 
 
-def _dp_result(model: OrderingModel, inp: OrderingInput, found: Linearisation[Edge], start: float
-               ) -> OrderingResult:
-    """The result of a DP's best goal edge ("exact DP" when certified, else the tree beam DP's)."""
-    return goal_result(model.context(inp), found.best, found.states, time.perf_counter() - start,
-                       method="exact DP" if found.certified else BEAM_METHOD, certified=found.certified)
+
+def _beam_options(exact: ExactConfig) -> Mapping[str, Any]:
+    """The tree beam DP's options of an ``ExactConfig`` (first or second stage)."""
+    return {"beam": exact.beam, "beam_attachments": exact.beam_attachments}
+
+
+def _search_options(search: SearchConfig) -> Mapping[str, Any]:
+    """The best-first decoder's options of a ``SearchConfig``."""
+    return {f.name: getattr(search, f.name) for f in fields(search)}

@@ -23,7 +23,7 @@ from dualdecomp.models.ordering.paper.model import load_model
 
 def load_decoder(directory: str | Path, lm_beam: bool = True) -> OrderingDecoder:
     """The decoder of a saved word-order model: its weights, its lineariser and its LM beam, without the
-    LM term (:func:`with_decoding_lm` adds it).
+    LM terms (:func:`with_decoding_lm` adds them: ``lm``, ``units_lm``, ``lineariser_lm``).
 
     Parameters
     ----------
@@ -68,7 +68,8 @@ def with_decoding_lm(decoder: OrderingDecoder, lm_path: str | Path | None = None
     Returns
     -------
     OrderingDecoder
-        With ``lm``, ``units_lm`` (when a weight for inputs with units is stored) and the lineariser's LM.
+        With ``lm``, ``units_lm`` (when a weight for inputs with units is stored) and ``lineariser_lm``
+        (the lineariser's LM term; its ``lm_states`` set to ``lineariser_states``).
 
     Raises
     ------
@@ -88,11 +89,12 @@ def with_decoding_lm(decoder: OrderingDecoder, lm_path: str | Path | None = None
     lm = None
     if own > 0 or own_linear > 0 or units is not None:
         lm = load_lm(Path(lm_path) if lm_path is not None else default_model_dir() / "lm.binary")
+    lineariser_lm = None
     if lineariser is not None:
-        lineariser = replace(lineariser.with_lm(OrderingLM(lm, own_linear) if own_linear > 0 else None),
-                             lm_states=lineariser_states)
+        lineariser = replace(lineariser, lm_states=lineariser_states)
+        lineariser_lm = OrderingLM(lm, own_linear) if own_linear > 0 else None
     term = OrderingLM(lm, own) if own > 0 else None
     units_term = None
     if units is not None:
         units_term = term.with_weight(float(units)) if term is not None else OrderingLM(lm, float(units))
-    return replace(decoder, lm=term, units_lm=units_term, lineariser=lineariser)
+    return replace(decoder, lm=term, units_lm=units_term, lineariser=lineariser, lineariser_lm=lineariser_lm)

@@ -24,7 +24,8 @@ REFINED_METHOD = f"best-first + {METHOD_NAME} (approximate)"
 
 
 def relinearise(model: OrderingModel, lineariser: Lineariser, inp: OrderingInput, first: OrderingResult,
-                deadline: Deadline | None = None, lm: OrderingLM | None = None) -> OrderingResult:
+                deadline: Deadline | None = None, lm: OrderingLM | None = None,
+                lineariser_lm: OrderingLM | None = None) -> OrderingResult:
     """The second stage with the lineariser: complete the best-first output's tree and order it.
 
     Parameters
@@ -39,6 +40,8 @@ def relinearise(model: OrderingModel, lineariser: Lineariser, inp: OrderingInput
         The input's deadline (``paper.refine.completed_tree``, ``Lineariser.linearise``).
     lm : OrderingLM, optional
         The LM term of the paper model's arc scores (the one the search decoded with).
+    lineariser_lm : OrderingLM, optional
+        The lineariser's LM term (the decoder's ``lineariser_lm``; None: the lineariser alone).
 
     Returns
     -------
@@ -48,7 +51,8 @@ def relinearise(model: OrderingModel, lineariser: Lineariser, inp: OrderingInput
     """
     start = time.perf_counter()
     tree, completion = completed_tree(model, inp, first, deadline, lm)
-    found = lineariser.linearise(tree.words, tree.pos, tree.heads, units=tree.units, deadline=deadline)
+    found = lineariser.linearise(tree.words, tree.pos, tree.heads, units=tree.units, deadline=deadline,
+                                 lm=lineariser_lm)
     result = linearised_result(inp, tree, found, first.seconds + time.perf_counter() - start,
                                first.expansions, REFINED_METHOD)
     return result.after(first.stopped + completion)

@@ -10,6 +10,7 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.lineariser.model import Linearised, Lineariser
+from dualdecomp.models.ordering.lm_term import OrderingLM
 
 
 def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised, seconds: float,
@@ -28,10 +29,10 @@ def linearised_result(inp: OrderingInput, tree: OrderingInput, found: Linearised
                           stopped=(found.stopped,) if found.stopped else ())
 
 
-def linearise_tree(lineariser: Lineariser, inp: OrderingInput, deadline: Deadline | None = None
-                   ) -> OrderingResult:
+def linearise_tree(lineariser: Lineariser, inp: OrderingInput, deadline: Deadline | None = None,
+                   lm: OrderingLM | None = None) -> OrderingResult:
     """Order a full-tree input with the lineariser (certified when exact, see ``Linearised``; ``deadline``:
-    the input's, see ``Lineariser.linearise``)."""
+    the input's, see ``Lineariser.linearise``; ``lm``: its LM term, the decoder's ``lineariser_lm``)."""
     start = time.perf_counter()
-    found = lineariser.linearise(inp.words, inp.pos, inp.heads, units=inp.units, deadline=deadline)
+    found = lineariser.linearise(inp.words, inp.pos, inp.heads, units=inp.units, deadline=deadline, lm=lm)
     return linearised_result(inp, inp, found, time.perf_counter() - start)

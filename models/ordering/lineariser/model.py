@@ -8,9 +8,11 @@ than ``exact_limit`` elements. Trained by the averaged perceptron on the domains
 (``lineariser.training``) — each update decodes one domain exactly, so an epoch over EWT train takes
 seconds where guided learning of the paper's model takes minutes.
 
-With an LM weight λ > 0 the score adds λ × (KenLM log10 of the output − the log10 of its parts read
-alone): the domains are then ordered bottom-up, each by a beam search over prefixes in which every
-dependent is the (fixed) string of its subtree, so the result is APPROXIMATE (``certified=False``).
+With an LM term of weight λ > 0 (an argument of :meth:`Lineariser.linearise`, held by the decoder as
+``lineariser_lm``: the lineariser holds its weights and settings, not the LM) the score adds λ × (KenLM
+log10 of the output − the log10 of its parts read alone): the domains are then ordered bottom-up, each by
+a beam search over prefixes in which every dependent is the (fixed) string of its subtree, so the result
+is APPROXIMATE (``certified=False``).
 With ``lm_states > 0`` the exact DP of ``lineariser.exact`` runs first and certifies the optimum of the
 score with the LM term when it finishes within that many states.
 
@@ -23,7 +25,8 @@ Saved beside the paper's model as ``linearizer.json`` (format, tag dictionary, L
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import warnings
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +99,8 @@ class Linearised:
 
 @dataclass(frozen=True)
 class Lineariser:
-    """Weights, tag dictionary and LM weight of the head-domain lineariser.
+    """Weights, tag dictionary and settings of the head-domain lineariser (no LM: the LM term it decodes
+    with is an argument of :meth:`linearise`, held by the decoder bundle as ``lineariser_lm``).
 
     Attributes
     ----------
@@ -108,11 +112,10 @@ class Lineariser:
     default_tag : str
         Tag of a word missing from ``best_tag``.
     lm_weight : float
-        λ selected on dev (0: no LM term).
+        λ selected on dev (0: no LM term); the decoder's LM term takes it
+        (``dualdecomp.models.ordering.decoding.load.with_decoding_lm``).
     meta : dict
         Provenance and training log.
-    lm : OrderingLM or None
-        The LM used at decoding time (:meth:`with_lm`); its weight is λ.
     lm_states : int
         With an LM: state limit of the exact DP tried before the beam search (0: the beam only).
     """
@@ -123,7 +126,6 @@ class Lineariser:
     default_tag: str
     lm_weight: float = 0.0
     meta: dict = field(default_factory=dict)
-    lm: OrderingLM | None = field(default=None, compare=False, repr=False)
     lm_states: int = field(default=LM_STATES, compare=False)
 
     @property
@@ -132,8 +134,12 @@ class Lineariser:
         return (1 << self.hash_bits) - 1
 
     def with_lm(self, lm: OrderingLM | None) -> Lineariser:
-        """The same weights decoding with ``lm`` (None: the exact, LM-free lineariser)."""
-        return replace(self, lm=lm)
+        """Deprecated: the same weights bound to ``lm`` (:class:`LineariserWithLM`; None: the lineariser
+        alone). Pass the LM to :meth:`linearise` instead (the decoder's ``lineariser_lm``)."""
+        warnings.warn("Lineariser.with_lm is deprecated: pass lm= to Lineariser.linearise (the decoder "
+                      "bundle's lineariser_lm)", DeprecationWarning, stacklevel=2)
+        plain = {f.name: getattr(self, f.name) for f in fields(Lineariser)}
+        return Lineariser(**plain) if lm is None else LineariserWithLM(**plain, lm=lm)
 
     def tags_of(self, words, pos) -> tuple[str, ...]:
         """Given tags, else the dictionary's."""
@@ -146,7 +152,7 @@ class Lineariser:
         return sentence_domains(words, tags, heads, self.mask)
 
     def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT, units=(),
-                  deadline: Deadline | None = None) -> Linearised:
+                  deadline: Deadline | None = None, lm: OrderingLM | None = None) -> Linearised:
         """The best projective linearisation of a complete tree (that keeps the ordered units).
 
         Parameters
@@ -166,6 +172,9 @@ class Lineariser:
             The input's deadline: the exact DP with the LM term gives up there, a beam search completes
             its best prefix greedily and the domains not yet ordered are ordered greedily
             (``domain_order.greedy_domain_order``); the Held–Karp DP of a domain is not stopped.
+        lm : OrderingLM, optional
+            The LM term, its weight λ (the decoder's ``lineariser_lm``); None: the lineariser's score
+            alone, ordered exactly.
 
         Returns
         -------
@@ -183,17 +192,17 @@ class Lineariser:
         tags = self.tags_of(words, pos)
         domains = self.domains(words, tags, heads)
         root = next(k for k, h in enumerate(heads) if h == ROOT)
-        if self.lm is None:
+        if lm is None:
             return self._exact(words, tags, domains, root, exact_limit, units, deadline)
         stopped = ""
         if self.lm_states:
-            found = exact_with_lm(words, heads, domains, self.weights, self.lm, self.lm_states, units=units,
+            found = exact_with_lm(words, heads, domains, self.weights, lm, self.lm_states, units=units,
                                   deadline=deadline)
             if found.certified and found.best is not None:
                 return Linearised(found.best.words, tags, found.score, True, EXACT_LM_METHOD)
             if found.timed_out:
                 stopped = f"the {METHOD_NAME}'s exact DP with its LM term (gave up, no output)"
-        return self._with_lm(words, tags, domains, root, units, deadline, stopped)
+        return self._with_lm(lm, words, tags, domains, root, units, deadline, stopped)
 
     def _exact(self, words, tags, domains: list[Domain], root: int, exact_limit: int, units,
                deadline: Deadline | None = None) -> Linearised:
@@ -213,9 +222,8 @@ class Lineariser:
         return Linearised(order, tags, total, exact, EXACT_METHOD if exact else APPROXIMATE_METHOD,
                           _greedy_note(greedy, len(domains)))
 
-    def _with_lm(self, words, tags, domains: list[Domain], root: int, units, deadline: Deadline | None = None,
-                 stopped: str = "") -> Linearised:
-        lm = self.lm
+    def _with_lm(self, lm: OrderingLM, words, tags, domains: list[Domain], root: int, units,
+                 deadline: Deadline | None = None, stopped: str = "") -> Linearised:
         strings: dict[int, tuple[int, ...]] = {}
         total, greedy = 0.0, 0
         for domain in domains:
@@ -262,6 +270,27 @@ class Lineariser:
         write_json(out / JSON_NAME, {"format": FORMAT, "hash_bits": self.hash_bits,
                                      "lm_weight": self.lm_weight, "default_tag": self.default_tag,
                                      "best_tag": self.best_tag, "meta": self.meta})
+
+
+@dataclass(frozen=True)
+class LineariserWithLM(Lineariser):
+    """Deprecated (what :meth:`Lineariser.with_lm` returns): a lineariser bound to an LM term, which
+    :meth:`linearise` uses when given none. The decoder bundle holds the LM term now
+    (``OrderingDecoder.lineariser_lm``).
+
+    Attributes
+    ----------
+    lm : OrderingLM or None
+        The LM term used when :meth:`linearise` is given none.
+    """
+
+    lm: OrderingLM | None = field(default=None, compare=False, repr=False)
+
+    def linearise(self, words, pos, heads, exact_limit: int = EXACT_LIMIT, units=(),
+                  deadline: Deadline | None = None, lm: OrderingLM | None = None) -> Linearised:
+        """:meth:`Lineariser.linearise` with the bound LM term when ``lm`` is None."""
+        bound = self.lm if lm is None else lm
+        return super().linearise(words, pos, heads, exact_limit, units, deadline, bound)
 
 
 def _greedy_note(greedy: int, domains: int) -> str:

@@ -24,6 +24,7 @@ from dualdecomp.models.evaluation import evaluate
 from dualdecomp.models.ordering.lineariser.decoding import linearise_tree
 from dualdecomp.models.ordering.lineariser.features import domain_tables, order_features, sentence_domains
 from dualdecomp.models.ordering.lineariser.model import Lineariser
+from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.solvers.ordering import best_domain_order
 
 
@@ -61,22 +62,24 @@ def tag_dictionary(examples: list[OrderingExample]) -> tuple[dict[str, str], str
     return best, default
 
 
-def selection_bleu(lineariser: Lineariser, examples: list[OrderingExample], seed: int = 0) -> float:
+def selection_bleu(lineariser: Lineariser, examples: list[OrderingExample], seed: int = 0,
+                   lm: OrderingLM | None = None) -> float:
     """Corpus BLEU (sacrebleu) of the lineariser on the full-tree "all" inputs of some gold sentences.
 
     Parameters
     ----------
     lineariser : Lineariser
-        Decodes with its LM when it has one.
     examples : list of OrderingExample
     seed : int
         Sentence k is shuffled with seed ``seed + k`` (``evaluation.evaluate``, which scores it).
+    lm : OrderingLM, optional
+        The LM term it decodes with (None: the lineariser alone).
 
     Returns
     -------
     float
     """
-    scores, _ = evaluate(examples, lambda inp: linearise_tree(lineariser, inp), "all", seed)
+    scores, _ = evaluate(examples, lambda inp: linearise_tree(lineariser, inp, lm=lm), "all", seed)
     return scores.bleu
 
 
