@@ -18,6 +18,11 @@ and split on ``\\n`` only (a raw U+2028, U+2029 or U+0085 inside a JSON string s
 byte-order mark before line 1 is ignored; a line over the cap (never kept whole in memory), not UTF-8 or
 not valid JSON (including an integer of more than 4,300 digits or nesting too deep) becomes that line's
 error row.
+
+The batch is not tied to compression: it runs a *processor* (:class:`BatchProcessor`), which supplies each
+parsed line's row. A :class:`~dualdecomp.app.compressor.Compressor` is one (its row:
+:func:`dualdecomp.app.compression_rows.compression_row`), a
+:class:`~dualdecomp.app.rewriter.Rewriter` another (``dualdecomp rewrite``).
 """
 
 from __future__ import annotations
@@ -30,14 +35,17 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
 
+from dualdecomp.app.compression_rows import compression_row
 from dualdecomp.app.journal import Journal, journal_path, line_hash, model_fingerprint, run_fingerprint
 from dualdecomp.app.length_request import LengthSpec
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
+from dualdecomp.app.safe_text import safe_text
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
-from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
 from dualdecomp.data.line_reader import CHUNK_BYTES, RawLine, open_lines, read_bounded_lines
 from dualdecomp.data.parsing import PIPELINES, load_pipeline, parse_tokens, tokenise_text
@@ -54,8 +62,9 @@ compressions of a sentence of average 6-byte tokens with every character JSON-es
 refused for its bytes. The longest line of the shipped corpora (``data/corpora``, ``../shared/data``: 5,172
 bytes, a 42-token sentence with 18 references) is under the 64 KiB base alone (tested)."""
 
-__all__ = ["BatchOptions", "BatchSession", "BatchSummary", "compress_chunk", "default_max_line_bytes",
-           "detect_input_format", "journal_path", "output_line", "read_input", "run_batch"]
+__all__ = ["BatchOptions", "BatchProcessor", "BatchSession", "BatchSummary", "compress_chunk",
+           "default_max_line_bytes", "detect_input_format", "journal_path", "output_line", "process_chunk",
+           "read_input", "run_batch", "safe_text"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class BatchOptions:
     split: bool = False
     output_format: str = "jsonl"
     max_line_bytes: int | None = None
+    budget: tuple[str, float] | None = None
 
     def line_cap(self, max_tokens: int | None) -> int:
         """The effective ``--max-line-bytes``: the one given, else :func:`default_max_line_bytes`."""
@@ -93,11 +103,49 @@ class BatchOptions:
         rendered when the output is written), ``--batch-size`` and ``--workers``/``--scheduler`` (a
         sentence's parse and compression do not depend on its chunk), ``--on-error`` (it stops a run,
         it never changes a row), ``--input``/``--output`` (paths), ``--json``, ``--quiet``, ``--resume``.
+
+        A task's own ``budget`` (``dualdecomp rewrite``'s ``--chars``, ``--ratio`` or ``--length``) is added
+        when set (a compression run has none, so its fingerprint is unchanged).
         """
         spec = {"mode": self.spec.mode, "value": self.spec.value, "lengths": self.spec.lengths}
-        return {"spec": spec, "chars": self.chars, "time_limit": self.time_limit,
-                "deterministic": self.deterministic, "trace": self.trace, "input_format": self.input_format,
-                "split": self.split, "max_tokens": max_tokens, "max_line_bytes": self.line_cap(max_tokens)}
+        out = {"spec": spec, "chars": self.chars, "time_limit": self.time_limit,
+               "deterministic": self.deterministic, "trace": self.trace, "input_format": self.input_format,
+               "split": self.split, "max_tokens": max_tokens, "max_line_bytes": self.line_cap(max_tokens)}
+        if self.budget is not None:
+            out["budget"] = [self.budget[0], self.budget[1]]
+        return out
+
+
+class BatchProcessor(Protocol):
+    """What a batch runs: the model of one task (compression, rewriting), loaded once.
+
+    Attributes
+    ----------
+    max_tokens : int or None
+        Longest sentence taken; a longer line is not parsed (its row comes from :meth:`batch_row` with
+        ``sentence=None``, which calls :meth:`check_size` to raise the limit's error).
+    directory : path or None
+        The model directory (hashed into the run fingerprint; refused as an output). None: in memory.
+    config_name : str or None
+        A configuration of the model directory (part of the run fingerprint).
+
+    Optional members (looked up with ``getattr``): ``raw_jsonl`` (bool: a JSONL line's ``text`` is raw text,
+    tokenised by spaCy like a plain-text line, instead of pre-tokenised), ``fingerprint()`` (a
+    JSON-serialisable dict of the processor's own settings that change a row, e.g. a beam size) and
+    ``row_text(item)`` (the ``text`` field of the row of a line whose parse failed).
+    """
+
+    max_tokens: int | None
+    directory: Path | None
+    config_name: str | None
+
+    def check_size(self, n: int) -> None:
+        """Raise InputError when a sentence of ``n`` tokens is over the processor's limit."""
+
+    def batch_row(self, index: int, item: CorpusItem, sentence: Any, options: BatchOptions,
+                  deadline: Deadline | None) -> tuple[dict, int]:
+        """The row of input item ``index`` (``sentence``: its parse, None when over ``max_tokens``) and
+        its exit code (0, or the error's); ``deadline`` (when given) started before the parse."""
 
 
 @dataclass(frozen=True)
@@ -109,11 +157,6 @@ class BatchSummary:
     certified: int
     reused: int
     exit_code: int = 0
-
-
-def safe_text(text: str) -> str:
-    """``text`` with lone surrogates written as ``\\udXXX`` escapes, so that it can be written as UTF-8."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _error_row(obj: object, lineno: int, message: str) -> dict:
@@ -139,13 +182,16 @@ def _too_long_row(lineno: int, loc: str, size: int, cap: int) -> dict:
 
 
 def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl", split: bool = False,
-               max_line_bytes: int | None = None) -> list[tuple[CorpusItem | dict, str]]:
+               max_line_bytes: int | None = None, raw_jsonl: bool = False
+               ) -> list[tuple[CorpusItem | dict, str]]:
     """The non-blank lines of an input (``-``: standard input): a ``CorpusItem`` or an error row for each,
     with the sha256 of the line's bytes.
 
     ``input_format="jsonl"``: one JSON object per line (the shared format, pre-tokenised ``text``).
     ``"text"``: one raw sentence per line, tokenised by spaCy (ids are line numbers); with ``split``
-    every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence).
+    every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence). With
+    ``raw_jsonl`` a JSONL line's ``text`` is raw text, tokenised by spaCy (its spacing kept), as in the
+    rewriting corpus.
 
     The input is read line by line (:func:`dualdecomp.data.line_reader.read_bounded_lines`): a line of more
     than ``max_line_bytes`` bytes (default :func:`default_max_line_bytes` of 300 tokens) is neither kept,
@@ -161,12 +207,12 @@ def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl", split:
     out: list[tuple[CorpusItem | dict, str]] = []
     with open_lines(path, "input") as stream:
         for line in read_bounded_lines(stream, cap, where=name):
-            out.extend(_line_items(line, f"{name}:{line.number}", cap, input_format, split))
+            out.extend(_line_items(line, f"{name}:{line.number}", cap, input_format, split, raw_jsonl))
     return out
 
 
-def _line_items(line: RawLine, loc: str, cap: int, input_format: str,
-                split: bool) -> list[tuple[CorpusItem | dict, str]]:
+def _line_items(line: RawLine, loc: str, cap: int, input_format: str, split: bool,
+                raw_jsonl: bool = False) -> list[tuple[CorpusItem | dict, str]]:
     """The items of one input line (none for a blank line), each with its line's hash."""
     lineno, raw = line.number, line.data
     if raw is None:
@@ -189,6 +235,12 @@ def _line_items(line: RawLine, loc: str, cap: int, input_format: str,
         if not isinstance(obj, dict):
             raise InputError(f"{loc}: a line must be a JSON object")
         item = corpus_item_from_row(obj, default_id=str(lineno), where=loc)
+        if raw_jsonl:
+            pieces = tokenise_text(obj["text"], False)
+            if len(pieces) != 1:
+                raise InputError(f"{loc}: no tokens in 'text'")
+            (toks, spaces), = pieces
+            item = dataclasses.replace(item, text=toks, spaces=spaces)
     except DualDecompError as exc:
         return [(_error_row(obj, lineno, str(exc)), line.sha256)]
     return [(item, line.sha256)]
@@ -253,6 +305,9 @@ def _run_fingerprint(compressor, options: BatchOptions) -> str:
     directory = getattr(compressor, "directory", None)
     # the decode options come from the model directory's configuration files, which are hashed
     extra = {"config": getattr(compressor, "config_name", None), "versions": _versions()}
+    own = getattr(compressor, "fingerprint", None)
+    if own is not None:  # a processor's own settings (absent for a Compressor: its fingerprint unchanged)
+        extra["processor"] = own()
     if directory is None and getattr(compressor, "model", None) is not None:  # a model given in memory
         model = compressor.model
         extra["weights"] = line_hash(model.weights.tobytes())
@@ -271,37 +326,6 @@ def _reusable(journal: Journal, hashes: list[str], ids: list[str], run: str) -> 
                 and row.get("id") == ids[index] and "error" not in row:
             done[index] = row
     return done
-
-
-def _compress(index: int, item: CorpusItem, sentence, compressor, options: BatchOptions,
-              deadline: Deadline | None = None) -> tuple[dict, int]:
-    """One line's row and exit code; ``deadline``, when given, was started before the line's parse."""
-    spec = options.spec
-    base = {"id": item.id, "text": " ".join(item.text)}
-    try:
-        if sentence is None:  # not parsed: over the compressor's size limit
-            compressor.check_size(len(item.text))
-        if deadline is not None:
-            deadline.check("parsing")
-        gold = None
-        if spec.mode == "gold":
-            gold = [int(keep_vector(item.text, c).sum()) for c in item.compressions]
-        lengths = spec.for_sentence(sentence.n, index, gold)
-        results = compressor.compress_lengths(sentence, lengths, options.chars, time_limit=options.time_limit,
-                                              deadline=deadline)
-    except DualDecompError as exc:
-        return {**base, "error": safe_text(str(exc))}, exc.exit_code
-    except MemoryError:
-        return ({**base, "error": f"out of memory compressing this line ({len(item.text)} tokens)"},
-                SolverError.exit_code)
-    timing, trace = not options.deterministic, options.trace
-    row = {**base, **results[0].to_json(timing=timing, trace=trace)}
-    if item.spaces is not None:  # raw-text input: the compression with the original spacing
-        row["output"] = results[0].text
-    if spec.mode == "gold":
-        row["references"] = [{"length": m, **c.to_json(timing=timing, trace=trace)}
-                             for m, c in zip(lengths, results, strict=True)]
-    return row, 0
 
 
 class BatchSession:
@@ -334,7 +358,8 @@ class BatchSession:
         cap = options.line_cap(getattr(compressor, "max_tokens", None))
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise InputError(f"--max-line-bytes must be a positive integer, got {cap!r}")
-        lines = read_lines(input_path, options.input_format, options.split, cap)
+        lines = read_lines(input_path, options.input_format, options.split, cap,
+                           bool(getattr(compressor, "raw_jsonl", False)))
         self.items = [item for item, _ in lines]
         self.hashes = [h for _, h in lines]
         spec = options.spec
@@ -497,9 +522,11 @@ def parse_chunk(todo: list[tuple[int, CorpusItem]]) -> tuple[dict[int, object], 
         return sentences, unparsed
 
 
-def compress_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
-                   options: BatchOptions) -> dict[int, tuple[dict, int]]:
-    """Parse a chunk of items and compress each: item index → (output row, exit code).
+def process_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
+                  options: BatchOptions) -> dict[int, tuple[dict, int]]:
+    """Parse a chunk of items and give each its row (the processor's ``batch_row``; for a processor
+    without one, a compressor, :func:`~dualdecomp.app.compression_rows.compression_row`): item index →
+    (output row, exit code).
 
     Without a time limit the chunk is parsed together (spaCy's batches: the fastest). With
     ``options.time_limit`` each item is parsed on its own after its deadline starts, so its parse counts
@@ -508,7 +535,7 @@ def compress_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
     parse does not depend on its chunk, so the rows are the same). Items over the compressor's
     ``max_tokens`` are not parsed (their row says so); an item whose parse runs out of memory gets an
     error row (:func:`parse_chunk`). The single-process and the Dask runners both decode through this
-    function.
+    function (``compress_chunk`` is its older name).
     """
     limit = getattr(compressor, "max_tokens", None)
     todo = [(i, it) for i, it in chunk if limit is None or len(it.text) <= limit]  # longer: not parsed
@@ -528,12 +555,20 @@ def compress_chunk(chunk: list[tuple[int, CorpusItem]], compressor,
     return out
 
 
-def _parsed_row(i: int, it: CorpusItem, sentence, unparsed: str | None, compressor, options: BatchOptions,
+compress_chunk = process_chunk
+
+
+def _parsed_row(i: int, it: CorpusItem, sentence, unparsed: str | None, processor, options: BatchOptions,
                 deadline: Deadline | None) -> tuple[dict, int]:
     """The row of an item after its parse (``unparsed``: the parse's error message)."""
     if unparsed is not None:
-        return {"id": it.id, "text": " ".join(it.text), "error": unparsed}, SolverError.exit_code
-    return _compress(i, it, sentence, compressor, options, deadline)
+        row_text = getattr(processor, "row_text", None)
+        text = row_text(it) if row_text is not None else " ".join(it.text)
+        return {"id": it.id, "text": text, "error": unparsed}, SolverError.exit_code
+    batch_row = getattr(processor, "batch_row", None)
+    if batch_row is None:  # a compressor
+        return compression_row(i, it, sentence, processor, options, deadline)
+    return batch_row(i, it, sentence, options, deadline)
 
 
 def _process(session: BatchSession, compressor, options: BatchOptions, progress):
@@ -543,7 +578,7 @@ def _process(session: BatchSession, compressor, options: BatchOptions, progress)
     codes: list[int] = []
     for start in range(0, len(items), options.batch_size):
         chunk = list(enumerate(items[start:start + options.batch_size], start=start))
-        computed = compress_chunk([(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)],
+        computed = process_chunk([(i, it) for i, it in chunk if i not in done and not isinstance(it, dict)],
                                   compressor, options)
         for i, it in chunk:
             code = 0

@@ -4,7 +4,7 @@ The client opens the same :class:`~dualdecomp.app.batch.BatchSession` as
 :func:`dualdecomp.app.batch.run_batch` (path checks, input hashes, the locked journal ``OUT.partial``, the
 rows a previous run finished from the same lines, options and model with ``resume``), and submits
 the other lines in chunks of ``batch_size`` to the cluster. A worker parses its chunk with spaCy and
-decodes it with a model it loaded once (:class:`CompressorPlugin`, a Dask worker plugin: the model is
+decodes it with a model it loaded once (:class:`ProcessorPlugin`, a Dask worker plugin: the model is
 never shipped with a task, and a worker that dies and is restarted loads it again). Every chunk's rows
 are appended to the journal by the client as soon as the chunk completes (flushed and fsynced), so a
 killed worker (Dask reschedules its chunks) or a killed client (rerun with ``resume``) loses no finished
@@ -14,23 +14,56 @@ millions of lines does not become millions of pending tasks.
 
 The cluster is either a :class:`~dask.distributed.LocalCluster` of worker processes on this machine
 (no dashboard, bound to the loopback interface: it starts offline) or an existing scheduler.
+
+Any batch processor runs here (:class:`dualdecomp.app.batch.BatchProcessor`): a
+:class:`~dualdecomp.app.compressor.Compressor` is loaded on the workers by :class:`CompressorPlugin`;
+another processor says how with ``worker_factory()``, a picklable callable without arguments that loads
+it (e.g. ``functools.partial(Rewriter, model_dir, max_states=...)``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
-from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, compress_chunk
+from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, process_chunk
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.jsonl import CorpusItem
 
 
-class CompressorPlugin(WorkerPlugin):
+class ProcessorPlugin(WorkerPlugin):
+    """Loads a batch processor once per worker process (and again on a worker that replaces a dead one).
+
+    Parameters
+    ----------
+    factory : callable
+        Picklable, without arguments: loads the processor on the worker.
+    name : str
+        The plugin's name on the cluster (one per model and settings).
+    """
+
+    def __init__(self, factory: Callable[[], Any], name: str) -> None:
+        self.factory = factory
+        self.name = name
+        self.processor: Any = None
+
+    @property
+    def compressor(self) -> Any:
+        """The loaded processor (its older name)."""
+        return self.processor
+
+    def setup(self, worker) -> None:
+        """Load the processor on the worker."""
+        self.processor = self.factory()
+
+
+class CompressorPlugin(ProcessorPlugin):
     """Loads the model once per worker process (and again on a worker that replaces a dead one).
 
     Parameters
@@ -47,22 +80,18 @@ class CompressorPlugin(WorkerPlugin):
         self.model = None if model is None else str(Path(model).resolve())
         self.config = config
         self.max_tokens = max_tokens
-        self.name = f"dualdecomp-compressor:{self.model}:{self.config}:{max_tokens}"
-        self.compressor: Compressor | None = None
-
-    def setup(self, worker) -> None:
-        """Load the model on the worker."""
-        self.compressor = Compressor(self.model, self.config, max_tokens=self.max_tokens)
+        super().__init__(partial(Compressor, self.model, self.config, max_tokens=max_tokens),
+                         f"dualdecomp-compressor:{self.model}:{self.config}:{max_tokens}")
 
 
 def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
                  options: BatchOptions) -> list[tuple[int, dict, int]]:
-    """On a worker: parse one chunk and compress each line with the worker's model.
+    """On a worker: parse one chunk and give each line its row with the worker's processor.
 
     Parameters
     ----------
     plugin : str
-        Name of the :class:`CompressorPlugin` holding the model.
+        Name of the :class:`ProcessorPlugin` holding the model.
     chunk : list of (int, CorpusItem)
         Input line index and item.
     options : BatchOptions
@@ -73,8 +102,18 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
     list of (int, dict, int)
         The output row of every line of the chunk, with its exit code (0 unless it failed).
     """
-    compressor = get_worker().plugins[plugin].compressor
-    return [(i, *row_code) for i, row_code in compress_chunk(chunk, compressor, options).items()]
+    processor = get_worker().plugins[plugin].processor
+    return [(i, *row_code) for i, row_code in process_chunk(chunk, processor, options).items()]
+
+
+def _plugin(processor) -> ProcessorPlugin:
+    """The worker plugin that loads ``processor`` on every worker."""
+    factory = getattr(processor, "worker_factory", None)
+    if factory is None:  # a compressor
+        return CompressorPlugin(str(processor.directory), processor.config_name,
+                                processor.requested_max_tokens)
+    load = factory()
+    return ProcessorPlugin(load, f"dualdecomp-{type(processor).__name__.lower()}:{load!r}")
 
 
 def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None,
@@ -92,9 +131,10 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
         JSONL output (journal + atomic write); None to only return (and ``emit``) the rows.
     client : dask.distributed.Client
         The cluster (see :func:`dualdecomp.app.cluster.cluster_client`).
-    compressor : Compressor
+    compressor : Compressor or BatchProcessor
         The model: its directory and configuration are loaded once on every worker; the client uses it
         only for the run's fingerprint (a model given in memory cannot be distributed: InputError).
+        Another processor is loaded on the workers by its ``worker_factory()`` (module docstring).
     options : BatchOptions
         As for ``run_batch``; ``batch_size`` is the chunk (task) size.
     progress : callable, optional
@@ -116,11 +156,10 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     SolverError
         A chunk failed on the cluster (e.g. its workers kept dying); finished lines stay in the journal.
     """
-    if compressor.directory is None:
+    if getattr(compressor, "directory", None) is None:
         raise InputError("a distributed run needs a model directory (the workers load it)")
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
-        plugin = CompressorPlugin(str(compressor.directory), compressor.config_name,
-                                  compressor.requested_max_tokens)
+        plugin = _plugin(compressor)
         client.register_plugin(plugin, name=plugin.name)
         items, done = session.items, session.done
         final: dict[int, dict] = dict(done)
