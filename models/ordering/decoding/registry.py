@@ -6,7 +6,8 @@ with the schema of its options (:class:`~dualdecomp.engine.options.Option`) and 
 and returning an :class:`~dualdecomp.data.ordering.result.OrderingResult`, or :class:`GaveUp` when it has
 no output:
 
-- ``lm-beam`` — the bag-of-words LM beam search (APPROXIMATE, never certified);
+- ``lm-beam`` — the bag-of-words LM beam search (APPROXIMATE: certified for the LMs alone only when
+  nothing was pruned);
 - ``exact-dp`` — the paper model's exact DP over the linearisations of a full tree (exact: certified, or
   it gives up);
 - ``tree-beam`` — the same DP with a beam (APPROXIMATE, certified only when nothing was pruned);
@@ -113,8 +114,9 @@ def _dp_result(model: OrderingModel, inp: OrderingInput, found: Linearisation[Ed
 
 def _lm_beam(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, Any],
              deadline: Deadline | None = None) -> OrderingResult:
-    """``lm-beam``: the LM beam search saved with the model (``bag_lm.search``) — APPROXIMATE, never
-    certified. Inputs without a given head outside their units; no options (its beam is the model's)."""
+    """``lm-beam``: the LM beam search saved with the model (``bag_lm.search``) — APPROXIMATE: certified
+    (the LMs' optimum, no syntax) only when nothing was pruned. Inputs without a given head outside their
+    units; no options (its beam is the model's)."""
     if bundle.lm_beam is None:
         raise InputError("this model has no LM beam search")
     if not lm_beam_applies(inp):
