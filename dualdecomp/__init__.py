@@ -7,6 +7,7 @@ Public API (loaded lazily: ``import dualdecomp`` imports nothing heavy, so impor
 - :class:`Result`, :class:`TraceStep` — typed decoder results.
 - :class:`Component` — the component protocol; :class:`Solution` — what a solver returns.
 - :class:`Compressor` — a trained model that compresses text, tokens or parsed sentences.
+- :class:`Rewriter` — a rewriting model (beyond deletion, exact budgets) that rewrites text.
 - :func:`compress` — one-call compression of raw text with the embedded default model.
 
 Layers (each imports only the ones before it): :mod:`dualdecomp.core` → :mod:`dualdecomp.data` →
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-__all__ = ["Component", "Compressor", "Result", "Solution", "TraceStep", "compress", "decode"]
+__all__ = ["Component", "Compressor", "Result", "Rewriter", "Solution", "TraceStep", "compress", "decode"]
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -27,6 +28,7 @@ _LAZY = {
     "Solution": "dualdecomp.core.solution",
     "Component": "dualdecomp.core.component",
     "Compressor": "dualdecomp.app.compressor",
+    "Rewriter": "dualdecomp.app.rewriter",
 }
 
 

@@ -472,12 +472,14 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
 
 
 def output_line(row: dict, output_format: str) -> str:
-    """One output line: the JSON row, or (``text``) the compression as text (an empty line for a line
-    that failed, so that output line k stays input item k)."""
+    """One output line: the JSON row, or (``text``) the compression or rewrite as text (an empty line for
+    a line that failed, so that output line k stays input item k)."""
     if output_format == "jsonl":
         return json.dumps(row, ensure_ascii=False)
     if "error" in row:
         return ""
+    if "rewrite" in row:
+        return row["rewrite"]
     return row.get("output", row.get("compression", ""))
 
 

@@ -1,4 +1,4 @@
-"""The ``dualdecomp`` command line: compress | train | evaluate | lm | t3 | plot.
+"""The ``dualdecomp`` command line: compress | rewrite | train | evaluate | lm | t3 | plot.
 
 Errors raised on purpose (``dualdecomp.core.errors``) are printed as one line on stderr with the exit codes of
 docs/architecture.md §3: 2 bad input, 3 model or data missing, 4 solver failure; never a traceback. The only
@@ -28,7 +28,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.app.commands import compress, evaluate, lm, order, plot, t3, train
+    from dualdecomp.app.commands import compress, evaluate, lm, order, plot, rewrite, t3, train
     from dualdecomp.app.commands.deferred_parser import DeferredParser
 
     parser = argparse.ArgumentParser(
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     # a command's options may come from a kind imported only when that command runs
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=DeferredParser)
     sub.required = True
-    for module in (compress, train, evaluate, lm, t3, order, plot):
+    for module in (compress, rewrite, train, evaluate, lm, t3, order, plot):
         module.add_parser(sub)
     return parser
 

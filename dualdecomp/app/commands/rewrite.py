@@ -1,0 +1,200 @@
+"""``dualdecomp rewrite``: rewrite raw text or a file (beyond deletion), printing or writing certificates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
+from dualdecomp.core.errors import InputError
+
+DESCRIPTION = (
+    "Rewrite raw text (tokenised by spaCy, output detokenised) with the tree transducer of Cohn & "
+    "Lapata (2008): words are kept, deleted, substituted, reordered or inserted. The rewrite is exact "
+    "(certified: primal = dual, gap 0) unless --max-states prunes the chart (then APPROXIMATE, no bound). "
+    "Budgets are exact too: --length N words, at most --chars N characters, or --ratio R of the source's "
+    "characters. The embedded model is trained on ASSET (CC BY-NC 4.0: NON-COMMERCIAL use only) and "
+    "TurkCorpus; see NOTICE.md.")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``rewrite`` on the CLI's subparsers."""
+    p = subparsers.add_parser("rewrite", help="rewrite text or a file (beyond deletion, exact budgets)",
+                              description=DESCRIPTION)
+    p.add_argument("text", nargs="?", help="raw text to rewrite (omit with --input)")
+    p.add_argument("--input", metavar="IN",
+                   help="input file ('-': standard input): JSONL ({id, text} per line, text raw) or plain "
+                        "text (one raw sentence per line), see --input-format")
+    p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
+                   help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
+                        "anything else is plain text (standard input: JSONL unless told)")
+    p.add_argument("--output", metavar="OUT",
+                   help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
+                        "by row); without it results are printed")
+    p.add_argument("--format", choices=("jsonl", "text"), default="jsonl", dest="output_format",
+                   help="output: jsonl (default: the rewrite with its certificate) or text (one rewrite "
+                        "per line; an empty line for a line that failed)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--chars", type=int, metavar="N",
+                        help="at most N characters of the detokenised rewrite, exactly")
+    budget.add_argument("--ratio", type=float, metavar="R",
+                        help="at most floor(R x the source's characters) characters, R > 0")
+    budget.add_argument("--length", type=int, metavar="N", help="exactly N words in the rewrite")
+    p.add_argument("--model", metavar="DIR",
+                   help="rewriting model directory (default: the embedded model, non-commercial)")
+    p.add_argument("--max-states", type=int, metavar="N",
+                   help="beam per chart table: faster, but a pruned rewrite is APPROXIMATE (default: the "
+                        "model's setting; the embedded model's is exact)")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help=f"longest sentence rewritten (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
+                        "error row")
+    p.add_argument("--max-line-bytes", type=int, metavar="N",
+                   help="longest input line read, in bytes (default: 64 KiB + 1 KiB per --max-tokens "
+                        "token); a longer line gets an error row")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the lines already done by an earlier (interrupted) run with the same --output")
+    p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
+                   help="skip: write the error into that line's output and go on (default); fail: stop")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="seconds per sentence (its parse included); the chart is not anytime: a sentence "
+                        "over it gets an error row")
+    p.add_argument("--deterministic", action="store_true",
+                   help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
+    p.add_argument("--batch-size", type=int, default=64, metavar="K",
+                   help="lines parsed together (and the granularity of progress)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="rewrite on a local Dask cluster of N worker processes (N > 1; needs --input)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="rewrite on an existing Dask cluster (e.g. tcp://host:8786; needs --input)")
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(func=run)
+    return p
+
+
+def _fmt(x: float | None, missing: str) -> str:
+    """A bound for the terminal; ``missing`` for None."""
+    return missing if x is None else f"{x:.6g}"
+
+
+def _human(row: dict) -> str:
+    # lazy: the shared escaping of control characters
+    from dualdecomp.app.commands.compress import _visible
+
+    rid = _visible(str(row["id"]))
+    if "error" in row:
+        return f"[{rid}] error: {_visible(row['error'])}"
+    ops = ", ".join(f"{k} {v}" for k, v in row["operations"].items())
+    timing = f", {1000 * row['seconds']:.1f} ms" if "seconds" in row else ""
+    cert = "yes" if row["certified"] else "no"
+    return (f"[{rid}] {_visible(row['rewrite'])}\n"
+            f"    primal={_fmt(row['primal'], '-inf')} dual={_fmt(row['dual'], '+inf')} "
+            f"gap={_fmt(row['gap'], '+inf')} certified={cert}  ({row['method']}; {ops}{timing})")
+
+
+def _budget(args: argparse.Namespace) -> tuple[str, float] | None:
+    """The budget as (kind, value), checked."""
+    if args.chars is not None:
+        if args.chars < 0:
+            raise InputError("--chars must be >= 0")
+        return ("chars", args.chars)
+    if args.ratio is not None:
+        if not (math.isfinite(args.ratio) and args.ratio > 0):
+            raise InputError("--ratio must be a finite number > 0")
+        return ("ratio", args.ratio)
+    if args.length is not None:
+        if args.length < 0:
+            raise InputError("--length must be >= 0")
+        return ("words", args.length)
+    return None
+
+
+def _rewrite_text(args: argparse.Namespace, rewriter, budget) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.core.deadline import Deadline
+    from dualdecomp.data.parsing import parse_text
+    from dualdecomp.solvers.rewriting import Budget
+
+    if not args.text.strip():
+        raise InputError("empty text: nothing to rewrite")
+    deadline = Deadline.start(args.time_limit)  # covers parsing too
+    sentence = parse_text(args.text)
+    result = rewriter.rewrite_sentence(sentence, None if budget is None else Budget(*budget),
+                                       deadline if args.time_limit is not None else None)
+    row = {"id": sentence.id, **result.to_json(timing=not args.deterministic)}
+    if args.output_format == "text" and not args.json:
+        print(row["rewrite"])
+    else:
+        print(json.dumps(row, ensure_ascii=False) if args.json else _human(row))
+    return 0
+
+
+def _rewrite_file(args: argparse.Namespace, rewriter, budget) -> int:
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.app.batch import BatchOptions, detect_input_format, run_batch
+    from dualdecomp.core.progress import progress_factory
+
+    input_format = detect_input_format(args.input) if args.input_format == "auto" else args.input_format
+    options = BatchOptions(budget=budget, resume=args.resume, on_error=args.on_error,
+                           time_limit=args.time_limit, deterministic=args.deterministic,
+                           batch_size=args.batch_size, input_format=input_format,
+                           output_format=args.output_format, max_line_bytes=args.max_line_bytes)
+
+    def emit(row: dict) -> None:
+        print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
+
+    bar = progress_factory(args.quiet or not args.output)(None, "rewriting")
+    if args.workers > 1 or args.scheduler:
+        # lazy: Dask is imported only for a distributed run
+        from dualdecomp.app.cluster import cluster_client
+        from dualdecomp.app.distributed import run_distributed_batch
+
+        with cluster_client(args.workers, args.scheduler) as client:
+            _, summary = run_distributed_batch(args.input, args.output, client, rewriter, options, bar,
+                                               None if args.output else emit)
+    else:
+        _, summary = run_batch(args.input, args.output, rewriter, options, bar, None if args.output else emit)
+    if summary.failed:
+        print(f"dualdecomp rewrite: {summary.failed} of {summary.lines} lines failed (see their 'error' "
+              "field)", file=sys.stderr)
+        return summary.exit_code or 2
+    if args.output and not args.quiet:
+        reused = f", {summary.reused} reused from the earlier run" if summary.reused or args.resume else ""
+        print(f"dualdecomp rewrite: {summary.lines} lines, {summary.certified} certified{reused}, "
+              f"written to {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Rewrite text or a file; returns the exit code."""
+    # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.app.output_paths import check_paths
+    from dualdecomp.app.rewriter import Rewriter
+    from dualdecomp.data.locations import rewrite_model_dir
+
+    if (args.text is None) == (args.input is None):
+        raise InputError("give either TEXT or --input FILE")
+    if args.output and not args.input:
+        raise InputError("--output needs --input")
+    if args.resume and not args.output:
+        raise InputError("--resume needs --output")
+    if args.workers < 1 or ((args.workers > 1 or args.scheduler) and not args.input):
+        raise InputError("--workers must be >= 1, and --workers N > 1 or --scheduler needs --input")
+    budget = _budget(args)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError("--time-limit must be positive")
+    if args.max_line_bytes is not None and args.max_line_bytes < 1:
+        raise InputError("--max-line-bytes must be positive")
+    if args.batch_size < 1:
+        raise InputError("--batch-size must be >= 1")
+    if args.max_states is not None and args.max_states < 1:
+        raise InputError("--max-states must be >= 1")
+    if args.output:  # before the model loads: refuse at once
+        check_paths(args.input, args.output,
+                    model_dir=args.model if args.model is not None else rewrite_model_dir())
+    rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens)
+    if args.text is not None:
+        return _rewrite_text(args, rewriter, budget)
+    return _rewrite_file(args, rewriter, budget)
