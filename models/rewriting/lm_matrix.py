@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import kenlm
 import numpy as np
 
-from dualdecomp.models.lm.model import LanguageModel
+from dualdecomp.models.lm import LanguageModel
 
 __all__ = ["bigram_matrix"]
 

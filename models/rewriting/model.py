@@ -28,11 +28,12 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.trees import Tree
-from dualdecomp.models.lm.model import LanguageModel, load_lm
+from dualdecomp.models.lm import LanguageModel, load_lm
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
 from dualdecomp.solvers.rewriting import (
     Budget,
+    RewriteComponent,
     RewriteDerivation,
     RewriteGrammar,
     RewriteHypergraph,
@@ -145,6 +146,14 @@ class RewriteDecoder:
         if self.lm is None or self.model.lm_weight == 0.0:
             return None
         return self.model.lm_weight * bigram_matrix(self.lm, hg.vocab)
+
+    def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
+        """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
+        tokens, to join with the deletion models (``dualdecomp.decode``). Always exact: ``max_states``
+        does not apply to a component."""
+        hg = self.hypergraph(tree)
+        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
+        return RewriteComponent(hg, scores, self.lm_matrix(hg), budget)
 
     def rewrite(self, tree: Tree, budget: Budget | None = None) -> RewriteDerivation:
         """The best rewrite of ``tree`` (exact unless ``max_states`` pruned)."""

@@ -31,9 +31,8 @@ from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.rewriting import read_rewriting
 from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
-from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
-from dualdecomp.models.lm.build import build_lm, read_corpus_sentences
-from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.evaluation import evaluate_rewrites
+from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
 from dualdecomp.models.rewriting.loss import reference_shares
@@ -123,8 +122,8 @@ def _lm_sentences(examples: Sequence[ParsedExample], sets: Sequence[str], google
         for name in sets:
             for ref in ex.references[name]:
                 yield list(ref.tokens)
-    for path in google:
-        yield from read_corpus_sentences(path)
+    if google:
+        yield from read_corpora_sentences(google)
 
 
 def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], None] = print) -> Path:
@@ -146,7 +145,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        build_lm(_lm_sentences(ptrain, sets, settings.google), work / "lm.binary", order=settings.lm_order)
+        build_lm_report(_lm_sentences(ptrain, sets, settings.google), work / "lm.binary",
+                        order=settings.lm_order)
         lm = load_lm(work / "lm.binary")
         save_rewrite_grammar(grammar, work / "grammar.bin")
         feats = RewriteFeaturiser(settings.hash_bits, RuleStatistics.from_rules(grammar.rules))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.data.trees import Tree
-from dualdecomp.models.lm.model import LanguageModel
+from dualdecomp.models.lm import LanguageModel
 from dualdecomp.models.rewriting.features import RewriteFeaturiser
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
 from dualdecomp.models.rewriting.loss import ReferenceShares
