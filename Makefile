@@ -56,7 +56,7 @@ table: install
 
 # Rebuild the embedded default LM from the shared Google data (see data/default_model/LM.md).
 default-lm: install
-	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m dualdecomp.models.lm.default --data-dir $(SHARED) --out-dir data/default_model
+	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/dualdecomp lm default --data-dir $(SHARED) --out-dir data/default_model
 
 # Retrain the embedded default model (see docs/models.md, "The default model").
 default-model: install
@@ -198,7 +198,7 @@ neural-lengths: install
 		head -n $$h data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.first.jsonl; \
 		tail -n +$$((h + 1)) data/corpora/$$f.dev.jsonl > $(LENGTHS)/$$f.dev.second.jsonl; done
 	for family in neural-chain-mcdonald neural-mcdonald neural-dependency-lm; do for d in news:eval broadcast:broadcast written:written; do \
-		$(BIN)/python -m dualdecomp.models.joint.length_calibration data/default_model \
+		$(BIN)/dualdecomp train --kind length-bias --model data/default_model \
 			--config $$family-$${d%%:*} --dev $(LENGTHS)/$${d##*:}.dev.first.jsonl --write || exit 1; done; done
 	cd benchmarks && ../$(BIN)/dualdecomp evaluate --table neural_table_lengths.json
 

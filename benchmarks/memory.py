@@ -27,9 +27,9 @@ A configuration stops growing n once one point takes more than ``--max-seconds``
 lm-only ...] [--max-seconds 60]``; on a shared machine, run a reduced sweep and say so.
 
 ``--fit`` (issue W3.1): the growth of every shipped configuration and its default ``--max-tokens``,
-written into its JSON as ``"growth"`` with ``--write`` (:mod:`dualdecomp.models.joint.growth`; then the
-model directory's ``MANIFEST.json`` is rewritten). A configuration with a ``"base"`` inherits its base's
-growth and is not measured. For each configuration:
+written into its JSON as ``"growth"`` with ``--write`` (:mod:`dualdecomp.models.configuration.growth`;
+then the model directory's ``MANIFEST.json`` is rewritten). A configuration with a ``"base"`` inherits its
+base's growth and is not measured. For each configuration:
 
 * one runner process loads the model as ``dualdecomp compress`` does (the model, spaCy, one warm-up
   compression so the kernels are compiled): its resident set then is ``baseline_mib``;
@@ -53,7 +53,7 @@ growth and is not measured. For each configuration:
   dominates; a fit over more, smaller lengths underestimated the exponent of the memory, e.g. n^1.5
   instead of n^1.95 for the bigram features, and so overestimated the limit), the memory only over points
   of at least 16 MiB (else ``"memory": null``: not binding), and the limit by the rule of
-  :func:`dualdecomp.models.joint.growth.limit_from_growth`: the largest n whose fitted CPU time stays
+  :func:`dualdecomp.models.configuration.growth.limit_from_growth`: the largest n whose fitted CPU time stays
   within 60 s and whose ``baseline_mib`` + fitted extra memory within 2,048 MiB (``--budget-seconds``,
   ``--budget-mib``), at most twice the longest length measured and below ``exceeded_at``, rounded down
   to two significant digits, never below ``fallback.max_tokens``.
@@ -373,7 +373,7 @@ def _fit_law(points: list[dict], key: str) -> dict | None:
 
 def _growth(name: str, lines: list[dict], budget_seconds: float, budget_mib: float, measured: str) -> dict:
     """The "growth" object of one configuration from its measurement lines (the rule of the docstring)."""
-    from dualdecomp.models.joint.growth import PowerLaw, limit_from_growth
+    from dualdecomp.models.configuration import PowerLaw, limit_from_growth
 
     base = [ln for ln in lines if ln["kind"] == "fit_baseline" and ln["config"] == name]
     points = [ln for ln in lines if ln["kind"] == "fit_point" and ln["config"] == name]

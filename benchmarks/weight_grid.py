@@ -33,15 +33,16 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.component import merged_sums
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.bigram.store import load_model
+from dualdecomp.models.configuration import weighted_component
 from dualdecomp.models.dependency.store import load_dependency_model
 from dualdecomp.models.evaluation.compression import at_reference_lengths
-from dualdecomp.models.joint.config import merged_bigrams, weighted_component
 from dualdecomp.models.lm.model import load_lm
 from dualdecomp.models.neural.store import load_neural_model
 
@@ -58,11 +59,11 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
     bigram = load_model(model_dir)
     dependency = load_dependency_model(model_dir / "dependency")
     lm = load_lm(model_dir / "lm.binary")
-    t3 = None
+    transducer = None
     if t3_dir is not None:
         from dualdecomp.models.transducer.model import load_t3
 
-        t3 = load_t3(t3_dir)
+        transducer = load_t3(t3_dir)
     neural = load_neural_model(neural_dir) if neural_dir is not None else None
     chain = load_neural_model(chain_dir) if chain_dir is not None else None
     out = []
@@ -81,8 +82,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
             if s.n <= MAX_TOKENS:
                 parts["dependency"] = dependency.potentials(s)
                 parts["lm"] = lm.trigram_tensor(it.text)
-                if t3 is not None:
-                    parts["transducer"] = t3.component(s, 1.0)
+                if transducer is not None:
+                    parts["transducer"] = transducer.component(s, 1.0)
             rows.append((it, parts, refs))
         out.append((name.removesuffix(".jsonl"), rows))
     return out
@@ -94,8 +95,8 @@ def components(parts: dict, weights: dict[str, float]) -> list:
     if "dependency" not in parts:
         alone = "neural" if weights.get("neural", 0) > 0 else "bigram"
         return [weighted_component(alone, parts[alone], 1.0)]
-    return merged_bigrams([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
-                           for kind in KINDS if weights.get(kind, 0) > 0])
+    return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
+                        for kind in KINDS if weights.get(kind, 0) > 0])
 
 
 def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:

@@ -1,7 +1,7 @@
 """Bisection on a monotone rate: where ``rate(c)`` crosses a target (length calibration of a model's bias).
 
 Used by the bigram and dependency trainers and by the joint configurations' length calibration
-(:mod:`dualdecomp.models.joint.length_calibration`): the compression rate of a decoder whose per-token
+(:mod:`dualdecomp.models.length_bias.calibration`): the compression rate of a decoder whose per-token
 bias is c is monotone in c.
 """
 

@@ -3,9 +3,11 @@
 Each kind lives in its own folder ``models/<kind>/`` (model, features, training, storage) with its exact
 solver in ``solvers/``; the folder's ``kind.py`` declares a :class:`ComponentKind` named ``KIND``. The
 registry finds kinds by those files, so adding a component kind touches one new file: its ``kind.py``.
-A training recipe that is no single kind's (``joint``: the bigram and dependency models trained together
-with dual decomposition in the loop) declares its :class:`Trainer` as ``TRAINER`` in
-``models/<name>/trainer.py``. ``dualdecomp train --kind NAME`` runs the trainer of any of them
+A training recipe that is no single kind's declares its :class:`Trainer` as ``TRAINER`` in
+``models/<folder>/trainer.py``, named by its folder (``_`` written ``-``): ``cotraining`` (the bigram and
+dependency models trained together with dual decomposition in the loop; its old name ``joint`` is a
+hidden alias, :data:`OLD_TRAINER_NAMES`) and ``length-bias`` (a configuration's ``length_bias``
+calibrated on dev corpora). ``dualdecomp train --kind NAME`` runs the trainer of any of them
 (:func:`trainer_names`). Modules are imported on first use only (loading a kind imports its model code).
 """
 
@@ -25,8 +27,12 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.sentence import Sentence
 
-__all__ = ["ComponentKind", "Trainer", "TrainingContext", "get_kind", "get_trainer", "kind_names",
-           "trainer_names"]
+__all__ = ["OLD_TRAINER_NAMES", "ComponentKind", "Trainer", "TrainingContext", "get_kind", "get_trainer",
+           "kind_names", "trainer_name", "trainer_names"]
+
+OLD_TRAINER_NAMES: dict[str, str] = {"joint": "cotraining"}
+"""Old names of ``train --kind`` still accepted (not listed): old name → name. ``joint`` named the
+co-training before W3.2 (it also named the configurations and the decomposition problem)."""
 
 
 @dataclass(frozen=True)
@@ -160,9 +166,15 @@ def kind_names() -> tuple[str, ...]:
 
 @cache
 def trainer_names() -> tuple[str, ...]:
-    """What ``dualdecomp train --kind`` trains: every component kind and every ``models/<name>/trainer.py``
-    (sorted; a kind without a trainer is named, and refused when asked for)."""
-    return tuple(sorted({*kind_names(), *_packages_with("trainer")}))
+    """What ``dualdecomp train --kind`` trains: every component kind and every ``models/<folder>/trainer.py``
+    (named by its folder, ``_`` written ``-``; sorted; a kind without a trainer is named, and refused when
+    asked for). The old names of :data:`OLD_TRAINER_NAMES` are not listed."""
+    return tuple(sorted({*kind_names(), *(name.replace("_", "-") for name in _packages_with("trainer"))}))
+
+
+def trainer_name(name: str) -> str:
+    """``name``, or the name an old name of :data:`OLD_TRAINER_NAMES` now has (``joint`` → ``cotraining``)."""
+    return OLD_TRAINER_NAMES.get(name, name)
 
 
 @cache
@@ -178,13 +190,15 @@ def get_kind(name: str) -> ComponentKind:
 
 @cache
 def get_trainer(name: str) -> Trainer:
-    """The :class:`Trainer` of ``name``: a component kind's, or a ``models/<name>/trainer.py``'s.
+    """The :class:`Trainer` of ``name`` (or of its old name, :func:`trainer_name`): a component kind's, or
+    a ``models/<folder>/trainer.py``'s.
 
     Raises
     ------
     InputError
         ``name`` is not in :func:`trainer_names`, or that kind has no trainer.
     """
+    name = trainer_name(name)
     if name not in trainer_names():
         raise InputError(f"unknown kind {name!r} to train (one of {', '.join(trainer_names())})")
     if name in kind_names():
@@ -192,7 +206,8 @@ def get_trainer(name: str) -> Trainer:
         if trainer is None:
             raise InputError(f"the {name} kind has no trainer (trainable: {', '.join(trainer_names())})")
         return trainer
-    trainer = import_module(f"dualdecomp.models.{name}.trainer").TRAINER
+    module = f"dualdecomp.models.{name.replace('-', '_')}.trainer"
+    trainer = import_module(module).TRAINER
     if not isinstance(trainer, Trainer):
-        raise ModelError(f"dualdecomp.models.{name}.trainer.TRAINER must be a Trainer")
+        raise ModelError(f"{module}.TRAINER must be a Trainer")
     return trainer

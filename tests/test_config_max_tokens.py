@@ -11,7 +11,7 @@ import pytest
 from dualdecomp.app.batch import BatchOptions, run_batch
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.errors import InputError, ModelError
-from dualdecomp.models.joint.config import JointConfig, parse_config
+from dualdecomp.models.configuration import JointConfig, parse_config
 
 ILP = "mcdonald-dependency-lm-ilp"
 WORDS = "the minister said on monday that the new rules would apply to every company".split()

@@ -13,7 +13,7 @@ from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.deadline import Deadline, TimeLimitError
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
+from dualdecomp.models.configuration import ComponentSpec, JointConfig, save_config
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +148,8 @@ def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None
 
 
 def test_bigram_components_are_summed_into_one_exactly() -> None:
+    from dualdecomp.core.component import merged_sums
     from dualdecomp.engine.decode import decode
-    from dualdecomp.models.joint.config import merged_bigrams
     from dualdecomp.solvers.bigram import Bigram
     from dualdecomp.solvers.unary import Unary
 
@@ -157,19 +157,24 @@ def test_bigram_components_are_summed_into_one_exactly() -> None:
     n = 7
     b1, b2 = Bigram(rng.normal(size=(n + 2, n + 2))), Bigram(rng.normal(size=(n + 2, n + 2)))
     unary = Unary(rng.normal(size=n))
-    merged = merged_bigrams([unary, b1, b2])
+    merged = merged_sums([unary, b1, b2])
     assert len(merged) == 2 and merged[0] is unary and isinstance(merged[1], Bigram)
+    assert np.array_equal(merged[1].B, b1.B + b2.B) and merged[1].name == b1.name
     for length in (None, 3):
         apart = decode([b1, b2, unary], length=length, max_iterations=2000)
         together = decode(merged, length=length)
         best = ilp.decode([b1, b2, unary], length=length)
         assert together.certified and abs(together.primal - best.primal) <= 1e-6
         assert apart.keep.tolist() == together.keep.tolist() or abs(apart.primal - together.primal) <= 1e-6
-    assert merged_bigrams([b1, unary]) == [b1, unary]
+    assert merged_sums([b1, unary]) == [b1, unary]
+    # summed by the declared capability (Capabilities.summable), per class: a second unary is not summed
+    unary2 = Unary(rng.normal(size=n))
+    mixed = merged_sums([b2, unary, b1, unary2])
+    assert len(mixed) == 3 and mixed[1:] == [unary, unary2] and np.array_equal(mixed[0].B, b2.B + b1.B)
 
 
 def test_a_configuration_with_a_base_is_that_configuration_with_its_keys_replaced(tmp_path) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     d = tmp_path / "m"
     shutil.copytree(default_model_dir(), d)

@@ -10,15 +10,15 @@ import pytest
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.bigram.store import load_model
+from dualdecomp.models.cotraining.training import (
+    CotrainingConfig,
+    CotrainingDecoder,
+    cotrain,
+    cotraining_vector,
+    prepare_cotraining,
+)
 from dualdecomp.models.dependency.store import load_dependency_model
 from dualdecomp.models.dependency.training import best_tree
-from dualdecomp.models.joint.training import (
-    JointDecoder,
-    JointTrainingConfig,
-    joint_vector,
-    prepare_joint,
-    train_joint,
-)
 from dualdecomp.models.perceptron import averaged_perceptron
 from dualdecomp.solvers.bigram.solver import Bigram
 from tests.oracles import dependency as brute
@@ -35,7 +35,7 @@ def items(corpora, start_models):
     from dualdecomp.data.jsonl import read_corpus
 
     bigram, dependency = start_models
-    return prepare_joint(read_corpus(corpora / "written.dev.jsonl")[:6], bigram, dependency)
+    return prepare_cotraining(read_corpus(corpora / "written.dev.jsonl")[:6], bigram, dependency)
 
 
 def test_joint_vector_scores_equal_the_components(items, start_models) -> None:
@@ -44,13 +44,13 @@ def test_joint_vector_scores_equal_the_components(items, start_models) -> None:
     rng = np.random.default_rng(0)
     w = rng.normal(size=nb + dependency.weights.size)
     w[0] = w[nb] = 0.0  # padding features
-    decoder = JointDecoder(nb, None, JointTrainingConfig(lm_weight=0.0))
+    decoder = CotrainingDecoder(nb, None, CotrainingConfig(lm_weight=0.0))
     for it in items:
         comps, A, S = decoder.components(it, w)
         for _ in range(5):
             keep = rng.random(it.item.n) < 0.6
             heads = best_tree(A, S, keep)
-            idx, val = joint_vector(it, keep, heads, nb)
+            idx, val = cotraining_vector(it, keep, heads, nb)
             tree = brute.score(A, None, S, None, 0.0, keep, heads)  # the contract's definition
             expected = Bigram(comps[0].B).best_given(keep) + tree
             assert float(w[idx] @ val) == pytest.approx(expected, rel=1e-9, abs=1e-9)
@@ -58,7 +58,8 @@ def test_joint_vector_scores_equal_the_components(items, start_models) -> None:
 
 def test_joint_decode_is_the_best_structure_of_the_length(items, start_models) -> None:
     bigram, dependency = start_models
-    decoder = JointDecoder(bigram.weights.size, None, JointTrainingConfig(lm_weight=0.0, max_iterations=500))
+    decoder = CotrainingDecoder(bigram.weights.size, None,
+                                CotrainingConfig(lm_weight=0.0, max_iterations=500))
     w = np.concatenate((bigram.weights, dependency.weights))
     for it in items[:3]:
         g = it.golds[0]
@@ -66,8 +67,8 @@ def test_joint_decode_is_the_best_structure_of_the_length(items, start_models) -
         assert pred.keep.sum() == g.length
         assert ((pred.heads >= 0) == pred.keep).all()
         if pred.certified:  # no structure of that length scores more, e.g. the gold one
-            gi, gv = joint_vector(it, g.keep, g.heads, bigram.weights.size)
-            pi, pv = joint_vector(it, pred.keep, pred.heads, bigram.weights.size)
+            gi, gv = cotraining_vector(it, g.keep, g.heads, bigram.weights.size)
+            pi, pv = cotraining_vector(it, pred.keep, pred.heads, bigram.weights.size)
             assert w[pi] @ pv >= w[gi] @ gv - 1e-9
 
 
@@ -85,8 +86,8 @@ def test_warm_start_without_mistakes_keeps_the_initial_weights() -> None:
 def test_training_fits_a_small_training_set(corpora, start_models, tree) -> None:
     bigram, dependency = start_models
     f = str(corpora / "written.train.jsonl")
-    config = JointTrainingConfig(epochs=4, lm_weight=0.0, step=1.0, limit=8, tree=tree)
-    result = train_joint(bigram, dependency, None, [f], [], config)
+    config = CotrainingConfig(epochs=4, lm_weight=0.0, step=1.0, limit=8, tree=tree)
+    result = cotrain(bigram, dependency, None, [f], [], config)
     mistakes = result.meta["mistakes_per_epoch"]
     assert len(mistakes) == 4 and mistakes[-1] < mistakes[0]
     assert result.bigram.weights.shape == bigram.weights.shape
@@ -96,13 +97,13 @@ def test_training_fits_a_small_training_set(corpora, start_models, tree) -> None
 
 def test_bad_settings() -> None:
     with pytest.raises(InputError):
-        JointTrainingConfig(step=0.0)
+        CotrainingConfig(step=0.0)
     with pytest.raises(InputError):
-        JointTrainingConfig(lm_weight=-1.0)
+        CotrainingConfig(lm_weight=-1.0)
     with pytest.raises(InputError):
-        JointTrainingConfig(epochs=0)
+        CotrainingConfig(epochs=0)
     with pytest.raises(InputError):
-        JointTrainingConfig(tree="oracle")
+        CotrainingConfig(tree="oracle")
 
 
 def test_cli_writes_a_usable_joint_configuration(corpora, tmp_path) -> None:

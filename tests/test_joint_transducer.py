@@ -10,7 +10,7 @@ import pytest
 
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.errors import ModelError
-from dualdecomp.models.joint.config import ComponentSpec, JointConfig, JointModel, save_config
+from dualdecomp.models.configuration import ComponentSpec, JointConfig, JointModel, save_config
 from dualdecomp.models.transducer.model import load_t3, source_tree
 from dualdecomp.solvers.transducer.solver import Transducer
 
@@ -55,12 +55,12 @@ def test_transducer_component_is_weighted(joint_t3, parsed_dev) -> None:
     for s in _short(parsed_dev, 2):
         comps, note = joint.components(s)
         assert note is None
-        t3 = comps[1]
-        assert isinstance(t3, Transducer) and t3.n == s.n
+        transducer = comps[1]
+        assert isinstance(transducer, Transducer) and transducer.n == s.n
         plain = model.transducer(source_tree(s))
-        assert np.allclose(t3.hyperedge_score, 2.0 * plain.hyperedge_score)
+        assert np.allclose(transducer.hyperedge_score, 2.0 * plain.hyperedge_score)
         sol = plain.solve()
-        assert abs(t3.best_given(sol.keep) - 2.0 * sol.score) <= 1e-9 * max(1.0, abs(sol.score))
+        assert abs(transducer.best_given(sol.keep) - 2.0 * sol.score) <= 1e-9 * max(1.0, abs(sol.score))
         assert np.array_equal(model.component(s).hyperedge_score, plain.hyperedge_score)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.engine.decode import decode
-from dualdecomp.models.joint.config import JointModel, parse_config, with_length_bias
-from dualdecomp.models.joint.length_calibration import calibrate_joint
+from dualdecomp.models.configuration import JointModel, parse_config, with_length_bias
+from dualdecomp.models.length_bias.calibration import calibrate_length_bias
 from dualdecomp.models.rate_bisection import bisect_rate
 from dualdecomp.solvers.bigram.solver import Bigram
 from dualdecomp.solvers.dependency.solver import Dependency
@@ -68,7 +68,7 @@ def test_calibrated_joint_rate_matches_the_references(tiny_model, corpora, tmp_p
     (d / "config.json").write_text(json.dumps(spec))
     dev = tmp_path / "dev.jsonl"
     dev.write_text("".join((corpora / "written.dev.jsonl").read_text().splitlines(keepends=True)[:12]))
-    bias = calibrate_joint(d, None, [dev], iterations=12)
+    bias = calibrate_length_bias(d, None, [dev], iterations=12)
     spec["length_bias"] = bias
     (d / "config.json").write_text(json.dumps(spec))
     from dualdecomp.data.jsonl import read_corpus
@@ -80,3 +80,32 @@ def test_calibrated_joint_rate_matches_the_references(tiny_model, corpora, tmp_p
     rate = np.mean([decode(joint.components(s)[0]).length / s.n for s in sentences])
     target = np.mean([np.mean([len(c) / it.n for c in it.compressions]) for it in items])
     assert abs(rate - target) < 0.05
+
+
+def test_train_kind_length_bias_is_the_calibration_written(tiny_model, corpora, tmp_path, capsys) -> None:
+    """``dualdecomp train --kind length-bias`` (make neural-lengths) finds calibrate_length_bias's bias,
+    prints it and, with --write, stores it in the named configuration (MANIFEST.json rewritten: the model
+    loads)."""
+    from dualdecomp.app.cli import main
+    from dualdecomp.core.model_files import read_json
+
+    d = tmp_path / "m"
+    shutil.copytree(tiny_model, d)
+    spec = {"format": "dualdecomp-config", "version": 1, "name": "bigram",
+            "components": [{"kind": "bigram", "path": ".", "weight": 1.0}], "decode": {}}
+    (d / "configs").mkdir()
+    (d / "configs" / "plain.json").write_text(json.dumps(spec))
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("".join((corpora / "written.dev.jsonl").read_text().splitlines(keepends=True)[:8]))
+    bias = calibrate_length_bias(d, "plain", [dev], iterations=6)
+    args = ["train", "--kind", "length-bias", "--model", str(d), "--config", "plain", "--dev", str(dev),
+            "--iterations", "6", "--quiet"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == {"config": "plain", "length_bias": round(bias, 6), "written": None}
+    assert "length_bias" not in read_json(d / "configs" / "plain.json")
+    assert main([*args, "--write"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] == str(d / "configs" / "plain.json")
+    assert read_json(d / "configs" / "plain.json")["length_bias"] == round(bias, 6) != 0
+    assert JointModel(d, "plain").config.length_bias == round(bias, 6)
+    assert main([*args[:-1], "--iterations", "0"]) == 2

@@ -376,7 +376,7 @@ def test_unreadable_file(lm_dir, tmp_path, monkeypatch):
 
 
 def test_default_lm():
-    assert DEFAULT_LM.is_file(), f"{DEFAULT_LM} missing: run python -m dualdecomp.models.lm.default"
+    assert DEFAULT_LM.is_file(), f"{DEFAULT_LM} missing: run dualdecomp lm default"
     assert DEFAULT_LM.stat().st_size <= 25_000_000
     lm = load_lm(DEFAULT_LM)
     assert lm.order == 3
@@ -421,6 +421,23 @@ def test_default_lm_pipeline(tmp_path, programs):
         build_default_lm(data, tmp_path / "small", max_bytes=100, memory=MEMORY, log=lambda msg: None)
     with pytest.raises(InputError, match="missing data file"):
         build_default_lm(tmp_path / "nowhere", tmp_path / "out2", memory=MEMORY, log=lambda msg: None)
+
+
+def test_lm_default_command_builds_the_default_lm(tmp_path, programs, capsys):
+    """``dualdecomp lm default`` (make default-lm) is build_default_lm: the same files, a JSON report."""
+    from dualdecomp.app.cli import main
+    from dualdecomp.models.lm.default import build_default_lm
+
+    data = _fake_data_dir(tmp_path / "data")
+    assert main(["lm", "default", "--data-dir", str(data), "--out-dir", str(tmp_path / "cli"),
+                 "--memory", MEMORY, "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    built, ppl = build_default_lm(data, tmp_path / "direct", memory=MEMORY, log=lambda msg: None)
+    assert report["path"] == str(tmp_path / "cli" / "lm.binary") and report["bytes"] == built.size_bytes
+    assert report["counts"] == list(built.counts) and report["dev_perplexity"] == round(ppl.perplexity, 3)
+    assert (tmp_path / "cli" / "lm.binary").read_bytes() == (tmp_path / "direct" / "lm.binary").read_bytes()
+    assert main(["lm", "default", "--data-dir", str(tmp_path / "nowhere"), "--out-dir",
+                 str(tmp_path / "x"), "--quiet"]) == 2  # missing data: InputError, exit 2
 
 
 # --- corpus readers -----------------------------------------------------------------------------------

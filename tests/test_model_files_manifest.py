@@ -113,7 +113,7 @@ def test_cli_exits_3_on_a_flipped_lm_byte(tmp_path, capsys):
 def test_every_save_path_writes_a_manifest(tmp_path):
     from dualdecomp.models.bigram.model import BigramModel
     from dualdecomp.models.bigram.store import load_model, save_model
-    from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
+    from dualdecomp.models.configuration import ComponentSpec, JointConfig, save_config
 
     d = tmp_path / "bigram"
     save_model(BigramModel(weights=np.arange(256, dtype=float) / 7, hash_bits=8, lexical=True), d)

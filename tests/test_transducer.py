@@ -111,14 +111,14 @@ def keep_set(keep) -> frozenset[int]:
 @given(st.integers(0, 10**6))
 def test_solve_equals_bruteforce(seed):
     _, src, grammar, score, u = instance(seed)
-    t3 = Transducer(src, grammar, score)
+    transducer = Transducer(src, grammar, score)
     derivs = brute(src, grammar, score)
     best = max(s + sum(u[k] for k in ks) for s, ks, _ in derivs)
-    sol = t3.solve(u)
+    sol = transducer.solve(u)
     assert sol.score == pytest.approx(best, abs=1e-9)
     ks = keep_set(sol.keep)
     assert any(s + sum(u[k] for k in kk) == pytest.approx(best, abs=1e-9) and kk == ks for s, kk, _ in derivs)
-    d = t3.solve_tree(u)
+    d = transducer.solve_tree(u)
     assert d.tree.indices() == sorted(ks)
     assert d.tree.label == "TOP"
 
@@ -127,9 +127,9 @@ def test_solve_equals_bruteforce(seed):
 @given(st.integers(0, 10**6))
 def test_best_given_equals_bruteforce(seed):
     rng, src, grammar, score, _ = instance(seed)
-    t3 = Transducer(src, grammar, score)
+    transducer = Transducer(src, grammar, score)
     derivs = brute(src, grammar, score)
-    n = t3.n
+    n = transducer.n
     best: dict[frozenset[int], float] = {}
     for s, ks, _ in derivs:
         best[ks] = max(best.get(ks, -math.inf), s)
@@ -138,7 +138,7 @@ def test_best_given_equals_bruteforce(seed):
         keep = np.zeros(n, dtype=bool)
         keep[list(ks)] = True
         expected = best.get(ks, -math.inf)
-        got = t3.best_given(keep)
+        got = transducer.best_given(keep)
         if expected == -math.inf:
             assert got == -math.inf
         else:
@@ -149,21 +149,21 @@ def test_best_given_equals_bruteforce(seed):
 @given(st.integers(0, 10**6))
 def test_exact_length_equals_bruteforce(seed):
     _, src, grammar, score, u = instance(seed)
-    t3 = Transducer(src, grammar, score)
+    transducer = Transducer(src, grammar, score)
     derivs = brute(src, grammar, score)
-    table = t3.solve_lengths(u)
-    for m in range(t3.n + 1):
+    table = transducer.solve_lengths(u)
+    for m in range(transducer.n + 1):
         vals = [s + sum(u[k] for k in ks) for s, ks, _ in derivs if len(ks) == m]
         if not vals:
             assert table[m] == -math.inf
             with pytest.raises(SolverError):
-                t3.solve(u, length=m)
+                transducer.solve(u, length=m)
             continue
         assert table[m] == pytest.approx(max(vals), abs=1e-9)
-        sol = t3.solve(u, length=m)
+        sol = transducer.solve(u, length=m)
         assert sol.length == m
         assert sol.score == pytest.approx(max(vals), abs=1e-9)
-        assert t3.best_given(sol.keep) + float(u @ sol.keep) == pytest.approx(max(vals), abs=1e-9)
+        assert transducer.best_given(sol.keep) + float(u @ sol.keep) == pytest.approx(max(vals), abs=1e-9)
 
 
 @settings(max_examples=12, derandomize=True, deadline=None)
@@ -172,28 +172,28 @@ def test_to_ilp_equals_bruteforce(seed):
     import pulp
 
     _, src, grammar, score, u = instance(seed, max_n=4)
-    t3 = Transducer(src, grammar, score)
+    transducer = Transducer(src, grammar, score)
     derivs = brute(src, grammar, score)
     best = max(s + sum(u[k] for k in ks) for s, ks, _ in derivs)
     prob = pulp.LpProblem("t3", pulp.LpMaximize)
-    keep_vars = [pulp.LpVariable(f"keep_{k}", cat=pulp.LpBinary) for k in range(1, t3.n + 1)]
-    obj = t3.to_ilp(prob, keep_vars)
-    prob += obj + pulp.lpSum(float(u[k]) * keep_vars[k] for k in range(t3.n))
+    keep_vars = [pulp.LpVariable(f"keep_{k}", cat=pulp.LpBinary) for k in range(1, transducer.n + 1)]
+    obj = transducer.to_ilp(prob, keep_vars)
+    prob += obj + pulp.lpSum(float(u[k]) * keep_vars[k] for k in range(transducer.n))
     prob.solve(pulp.PULP_CBC_CMD(msg=False))
     assert pulp.LpStatus[prob.status] == "Optimal"
     assert pulp.value(prob.objective) == pytest.approx(best, abs=1e-6)
     keep = np.array([round(v.value()) for v in keep_vars], dtype=bool)
-    assert t3.best_given(keep) + float(u @ keep) == pytest.approx(best, abs=1e-6)
+    assert transducer.best_given(keep) + float(u @ keep) == pytest.approx(best, abs=1e-6)
     # a second component in the same problem gets fresh names
-    t3.to_ilp(prob, keep_vars)
+    transducer.to_ilp(prob, keep_vars)
 
 
 def test_fallback_flag_and_all_copy():
     tree = read_tree("(S (NP (DT the) (NN cat)) (VP (VBD sat)))")
-    t3 = Transducer(tree, Grammar())
-    assert t3.fallback
+    transducer = Transducer(tree, Grammar())
+    assert transducer.fallback
     # the all-copy derivation exists
-    assert t3.best_given(np.ones(3, dtype=bool)) == 0.0
+    assert transducer.best_given(np.ones(3, dtype=bool)) == 0.0
     src_pairs = [(tree, None)]
     grammar, _ = extract_grammar(src_pairs)
     assert not Transducer(tree, grammar).fallback
@@ -203,15 +203,15 @@ def test_fallback_flag_and_all_copy():
 
 def test_bad_inputs():
     tree = read_tree("(S (NP (NN cats)) (VP (VBP sleep)))")
-    t3 = Transducer(tree, Grammar())
+    transducer = Transducer(tree, Grammar())
     with pytest.raises(InputError):
-        t3.solve(np.zeros(3))
+        transducer.solve(np.zeros(3))
     with pytest.raises(InputError):
-        t3.solve([np.nan, 0.0])
+        transducer.solve([np.nan, 0.0])
     with pytest.raises(InputError):
-        t3.solve(None, length=5)
+        transducer.solve(None, length=5)
     with pytest.raises(InputError):
-        t3.best_given([1, 0, 1])
+        transducer.best_given([1, 0, 1])
 
 
 @settings(max_examples=40, derandomize=True, deadline=None)
@@ -220,8 +220,8 @@ def test_loss_augmented_equals_bruteforce(seed):
     from dualdecomp.models.transducer.losses import token_augmented
 
     rng, src, grammar, score, _ = instance(seed)
-    t3 = Transducer(src, grammar, score)
-    n = t3.n
+    transducer = Transducer(src, grammar, score)
+    n = transducer.n
     fp = (rng.random(n) < 0.4).astype(float)
     ref_len = int(rng.integers(0, n + 1))
     scale = float(rng.choice([0.5, 1.0, 2.0]))
@@ -236,9 +236,9 @@ def test_loss_augmented_equals_bruteforce(seed):
         return token_hamming(keep)
 
     best = max(s + scale * loss(ks) for s, ks, _ in derivs)
-    d, _, value = token_augmented(t3, fp, ref_len, scale)
+    d, _, value = token_augmented(transducer, fp, ref_len, scale)
     assert value == pytest.approx(best, abs=1e-9)
-    own = t3.best_given(d.keep)
+    own = transducer.best_given(d.keep)
     assert own + scale * token_hamming(d.keep) == pytest.approx(best, abs=1e-9)
 
 
@@ -248,14 +248,14 @@ def test_beam_search_is_labelled_and_consistent():
     rng = np.random.default_rng(3)
     for seed in range(10):
         _, src, grammar, score, _ = instance(seed)
-        t3 = Transducer(src, grammar, score)
-        n = t3.n
+        transducer = Transducer(src, grammar, score)
+        n = transducer.n
         T = np.log10(rng.random((n + 2, n + 2, n + 2)))
-        res = beam_search(t3, T, lm_weight=0.0, beam=100)
+        res = beam_search(transducer, T, lm_weight=0.0, beam=100)
         assert res.approximate
         # without the LM and with a wide beam the result must be a valid derivation's yield
-        assert t3.best_given(res.keep) > -math.inf
-        assert res.score <= t3.solve().score + 1e-9
+        assert transducer.best_given(res.keep) > -math.inf
+        assert res.score <= transducer.solve().score + 1e-9
 
 
 def test_t3_command_end_to_end(tmp_path, capsys, corpora):

@@ -37,32 +37,32 @@ def brute_lm(T: np.ndarray, kept: frozenset[int]) -> float:
 
 def setup(seed: int, max_n: int = 6):
     rng, src, grammar, score, _ = instance(seed, max_n=max_n)
-    t3 = Transducer(src, grammar, score)
-    return rng, src, grammar, score, t3
+    transducer = Transducer(src, grammar, score)
+    return rng, src, grammar, score, transducer
 
 
-def feasible_lengths(t3: Transducer) -> list[int]:
-    return [m for m, v in enumerate(t3.solve_lengths()) if v > -math.inf]
+def feasible_lengths(transducer: Transducer) -> list[int]:
+    return [m for m, v in enumerate(transducer.solve_lengths()) if v > -math.inf]
 
 
 @settings(max_examples=40, derandomize=True, deadline=None)
 @given(st.integers(0, 10**6))
 def test_target_length_is_always_met(seed):
-    rng, _, _, _, t3 = setup(seed, max_n=7)
-    T = random_lm(rng, t3.n)
+    rng, _, _, _, transducer = setup(seed, max_n=7)
+    T = random_lm(rng, transducer.n)
     weight = float(rng.choice([0.5, 1.0, 3.0]))
-    feasible = feasible_lengths(t3)
-    for m in range(t3.n + 1):
+    feasible = feasible_lengths(transducer)
+    for m in range(transducer.n + 1):
         if m not in feasible:
             with pytest.raises(SolverError):
-                beam_search(t3, T, weight, beam=2, length=m)
+                beam_search(transducer, T, weight, beam=2, length=m)
             continue
         for beam in (1, 3):
-            res = beam_search(t3, T, weight, beam=beam, length=m)
+            res = beam_search(transducer, T, weight, beam=beam, length=m)
             assert res.approximate
             assert int(res.keep.sum()) == m
             assert list(res.by_length) == [m] and np.array_equal(res.by_length[m], res.keep)
-            own = t3.best_given(res.keep)
+            own = transducer.best_given(res.keep)
             assert own > -math.inf  # the yield of a real derivation
             # the reported score is that of some derivation with this yield
             assert res.score <= own + weight * lm_score(T, res.keep) + 1e-9
@@ -71,11 +71,11 @@ def test_target_length_is_always_met(seed):
 @settings(max_examples=40, derandomize=True, deadline=None)
 @given(st.integers(0, 10**6))
 def test_no_lm_wide_beam_equals_exact_length_chart(seed):
-    rng, _, _, _, t3 = setup(seed)
-    T = random_lm(rng, t3.n)
-    table = t3.solve_lengths()
-    for m in feasible_lengths(t3):
-        res = beam_search(t3, T, lm_weight=0.0, beam=1000, length=m)
+    rng, _, _, _, transducer = setup(seed)
+    T = random_lm(rng, transducer.n)
+    table = transducer.solve_lengths()
+    for m in feasible_lengths(transducer):
+        res = beam_search(transducer, T, lm_weight=0.0, beam=1000, length=m)
         assert not res.fallback
         assert res.score == pytest.approx(table[m], abs=1e-9)
         assert int(res.keep.sum()) == m
@@ -84,27 +84,27 @@ def test_no_lm_wide_beam_equals_exact_length_chart(seed):
 @settings(max_examples=40, derandomize=True, deadline=None)
 @given(st.integers(0, 10**6))
 def test_wide_beam_equals_bruteforce_t3_plus_lm(seed):
-    rng, src, grammar, score, t3 = setup(seed)
-    T = random_lm(rng, t3.n)
+    rng, src, grammar, score, transducer = setup(seed)
+    T = random_lm(rng, transducer.n)
     weight = float(rng.choice([0.5, 1.0, 2.0]))
     by_yield = best_by_yield(src, all_rules(src, grammar), score)
-    for m in range(t3.n + 1):
+    for m in range(transducer.n + 1):
         vals = [(s + weight * brute_lm(T, ks), ks) for ks, s in by_yield.items() if len(ks) == m]
         if not vals:
             continue
         best = max(v for v, _ in vals)
-        res = beam_search(t3, T, weight, beam=1000, length=m)
+        res = beam_search(transducer, T, weight, beam=1000, length=m)
         assert not res.fallback
         assert res.score == pytest.approx(best, abs=1e-9)
         got = frozenset(np.flatnonzero(res.keep).tolist())
         assert by_yield[got] + weight * brute_lm(T, got) == pytest.approx(best, abs=1e-9)
     # free length, wide beam: the overall optimum
     best_free = max(s + weight * brute_lm(T, ks) for ks, s in by_yield.items())
-    assert beam_search(t3, T, weight, beam=1000).score == pytest.approx(best_free, abs=1e-9)
+    assert beam_search(transducer, T, weight, beam=1000).score == pytest.approx(best_free, abs=1e-9)
 
 
-def check_fallback(t3: Transducer, T: np.ndarray, weight: float, res, m: int) -> None:
-    sol = t3.solve(length=m)
+def check_fallback(transducer: Transducer, T: np.ndarray, weight: float, res, m: int) -> None:
+    sol = transducer.solve(length=m)
     assert res.fallback and res.approximate
     assert np.array_equal(res.keep, sol.keep) and int(res.keep.sum()) == m
     assert res.score == pytest.approx(sol.score + weight * brute_lm(T, frozenset(np.flatnonzero(sol.keep))),
@@ -114,20 +114,20 @@ def check_fallback(t3: Transducer, T: np.ndarray, weight: float, res, m: int) ->
 @pytest.mark.parametrize(("seed", "m"), [(0, 3), (171, 3)])
 def test_fallback_when_beam_one_loses_the_length(seed, m):
     # instances found by search where beam=1 loses every root item of length m
-    _, _, _, _, t3 = setup(seed, max_n=7)
-    T = random_lm(np.random.default_rng(seed), t3.n)
-    check_fallback(t3, T, 1.0, beam_search(t3, T, 1.0, beam=1, length=m), m)
-    assert not beam_search(t3, T, 1.0, beam=1000, length=m).fallback
+    _, _, _, _, transducer = setup(seed, max_n=7)
+    T = random_lm(np.random.default_rng(seed), transducer.n)
+    check_fallback(transducer, T, 1.0, beam_search(transducer, T, 1.0, beam=1, length=m), m)
+    assert not beam_search(transducer, T, 1.0, beam=1000, length=m).fallback
 
 
 def test_fallback_by_construction(monkeypatch):
     # a beam that keeps nothing: every vertex is empty, so the result must come from the exact chart
     monkeypatch.setattr(transducer_lm_beam, "_select", lambda items, beam, by_length: [])
     for seed in range(5):
-        rng, _, _, _, t3 = setup(seed)
-        T = random_lm(rng, t3.n)
-        for m in feasible_lengths(t3):
-            check_fallback(t3, T, 0.7, beam_search(t3, T, 0.7, beam=5, length=m), m)
+        rng, _, _, _, transducer = setup(seed)
+        T = random_lm(rng, transducer.n)
+        for m in feasible_lengths(transducer):
+            check_fallback(transducer, T, 0.7, beam_search(transducer, T, 0.7, beam=5, length=m), m)
 
 
 def test_select_reserves_every_length():
@@ -139,11 +139,11 @@ def test_select_reserves_every_length():
 
 
 def test_bad_arguments():
-    rng, _, _, _, t3 = setup(1)
-    T = random_lm(rng, t3.n)
+    rng, _, _, _, transducer = setup(1)
+    T = random_lm(rng, transducer.n)
     with pytest.raises(InputError):
-        beam_search(t3, T, length=t3.n + 1)
+        beam_search(transducer, T, length=transducer.n + 1)
     with pytest.raises(InputError):
-        beam_search(t3, T, beam=0)
+        beam_search(transducer, T, beam=0)
     with pytest.raises(InputError):
-        beam_search(t3, T[:-1], length=1)
+        beam_search(transducer, T[:-1], length=1)

@@ -74,8 +74,8 @@ def test_table1_cfg():
 def test_make_loss_and_zero_loss_at_the_reference():
     for seed in range(10):
         _, src, grammar, score, _ = instance(seed)
-        t3 = Transducer(src, grammar, score)
-        d = t3.solve_tree()
+        transducer = Transducer(src, grammar, score)
+        d = transducer.solve_tree()
         for kind in LOSSES:
             loss = make_loss(kind, src.words(), d.tree)
             assert loss.name == kind
@@ -122,8 +122,8 @@ def test_augmented_argmax_equals_bruteforce(kind):
     seeds = range(40)
     for seed in seeds:
         rng, src, grammar, score, _ = instance(seed)
-        t3 = Transducer(src, grammar, score)
-        n = t3.n
+        transducer = Transducer(src, grammar, score)
+        n = transducer.n
         loss = KEEP_LOSSES[kind](src.words(), _reference(rng, src))
         scale = float(rng.choice([0.5, 1.0, 2.0]))
 
@@ -133,10 +133,10 @@ def test_augmented_argmax_equals_bruteforce(kind):
             return loss.value(keep)
 
         best = max(s + scale * value(ks) for s, ks, _ in brute(src, grammar, score))
-        res = loss.augmented_argmax(t3, scale)
+        res = loss.augmented_argmax(transducer, scale)
         d = res.derivation
         # the reported value is achieved by the reported derivation
-        assert d.score == pytest.approx(t3.best_given(d.keep), abs=1e-9)
+        assert d.score == pytest.approx(transducer.best_given(d.keep), abs=1e-9)
         assert res.loss == loss.value(d.keep)
         assert res.value == pytest.approx(d.score + scale * res.loss, abs=1e-12)
         assert res.value <= best + 1e-9
@@ -151,8 +151,8 @@ def test_augmented_argmax_equals_bruteforce(kind):
     assert exact >= 0.9 * len(seeds)
 
 
-def _count_derivations(t3: Transducer) -> int:
-    hg = t3.hypergraph
+def _count_derivations(transducer: Transducer) -> int:
+    hg = transducer.hypergraph
     c = [0] * len(hg.vertex_node)
     for e in range(hg.num_hyperedges):
         p = 1
@@ -162,8 +162,8 @@ def _count_derivations(t3: Transducer) -> int:
     return c[hg.root]
 
 
-def _hypergraph_derivations(t3: Transducer) -> list[tuple[int, ...]]:
-    hg = t3.hypergraph
+def _hypergraph_derivations(transducer: Transducer) -> list[tuple[int, ...]]:
+    hg = transducer.hypergraph
     memo: dict[int, list[tuple[int, ...]]] = {}
 
     def at(v: int) -> list[tuple[int, ...]]:
@@ -181,30 +181,30 @@ def test_cfg_augmented_argmax_equals_bruteforce():
     checked = 0
     for seed in range(40):
         rng, src, grammar, score, _ = instance(seed)
-        t3 = Transducer(src, grammar, score)
-        if _count_derivations(t3) > 3000:
+        transducer = Transducer(src, grammar, score)
+        if _count_derivations(transducer) > 3000:
             continue
         checked += 1
-        derivs = _hypergraph_derivations(t3)
-        hg = t3.hypergraph
+        derivs = _hypergraph_derivations(transducer)
+        hg = transducer.hypergraph
         # the hypergraph's derivations are exactly the independent enumerator's
         full = enumerate_derivations(src, all_rules(src, grammar), score)
-        mine = sorted((round(float(t3.hyperedge_score[list(d)].sum()), 9),
+        mine = sorted((round(float(transducer.hyperedge_score[list(d)].sum()), 9),
                        tuple(sorted(hg.rules[int(hg.hyperedge_rule[e])].key for e in d))) for d in derivs)
         assert mine == sorted((round(s, 9), tuple(sorted(keys))) for s, _, keys in full)
-        trees = [t3.target_tree(d) for d in derivs]
+        trees = [transducer.target_tree(d) for d in derivs]
         ref = trees[int(rng.integers(len(trees)))] if rng.random() < 0.7 else \
             read_tree("(TOP (A (P x) (Q y)))")
         loss = CfgHamming(ref)
-        fp_e, count_e = loss.hyperedge_terms(t3)
+        fp_e, count_e = loss.hyperedge_terms(transducer)
         for d, tree in zip(derivs, trees, strict=True):  # the rule-local decomposition
             a = loss.arguments(None, tree)
             assert fp_e[list(d)].sum() == a.fp
             assert count_e[list(d)].sum() == a.tp + a.fp
         scale = float(rng.choice([0.5, 1.0, 2.0]))
-        best = max(float(t3.hyperedge_score[list(d)].sum()) + scale * loss.value(None, tree)
+        best = max(float(transducer.hyperedge_score[list(d)].sum()) + scale * loss.value(None, tree)
                    for d, tree in zip(derivs, trees, strict=True))
-        res = loss.augmented_argmax(t3, scale)
+        res = loss.augmented_argmax(transducer, scale)
         assert res.exact
         assert res.value == pytest.approx(best, abs=1e-9)
         assert res.bound == pytest.approx(best, abs=1e-9)
@@ -217,10 +217,10 @@ def test_uncertified_results_are_labelled_approximate():
     seen = 0
     for seed in range(40):
         rng, src, grammar, score, _ = instance(seed)
-        t3 = Transducer(src, grammar, score)
+        transducer = Transducer(src, grammar, score)
         words, ref = src.words(), _reference(rng, src)
         for loss in (NgramHamming(words, ref), EditDistance(words, ref), F1Loss(words, ref)):
-            res = loss.augmented_argmax(t3, 2.0, max_iterations=1, tighten=False)
+            res = loss.augmented_argmax(transducer, 2.0, max_iterations=1, tighten=False)
             if not res.exact:
                 seen += 1
                 assert res.approximate and "APPROXIMATE" in res.method
@@ -231,12 +231,12 @@ def test_uncertified_results_are_labelled_approximate():
 def test_derivation_for_keep():
     for seed in range(10):
         _, src, grammar, score, u = instance(seed)
-        t3 = Transducer(src, grammar, score)
-        d = t3.solve_tree(u)
-        got = derivation_for_keep(t3, d.keep)
+        transducer = Transducer(src, grammar, score)
+        d = transducer.solve_tree(u)
+        got = derivation_for_keep(transducer, d.keep)
         assert got is not None
         assert np.array_equal(got.keep, d.keep)
-        assert got.score == pytest.approx(t3.best_given(d.keep), abs=1e-12)
+        assert got.score == pytest.approx(transducer.best_given(d.keep), abs=1e-12)
         assert got.tree.indices() == np.flatnonzero(d.keep).tolist()
 
 

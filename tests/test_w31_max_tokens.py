@@ -2,7 +2,8 @@
 
 Each shipped configuration stores its measured growth (``"growth"`` in its JSON, written by
 ``benchmarks/memory.py --fit --write``); its default length limit follows from it by the rule of
-:mod:`dualdecomp.models.joint.growth`, and ``--max-tokens`` (``Compressor(max_tokens=...)``) overrides it.
+:mod:`dualdecomp.models.configuration.growth`, and ``--max-tokens`` (``Compressor(max_tokens=...)``)
+overrides it.
 All 20 tests failed on the old code (/tmp/baseline), where every configuration refused a 301-token line:
 the growth object and rule did not exist (no such module, no ``growth`` key);
 ``test_the_default_configuration_compresses_a_400_token_line`` got the 400-token line's error row
@@ -52,7 +53,7 @@ def _growth(**change) -> dict:
 
 
 def test_the_limit_follows_from_made_up_exponents() -> None:
-    from dualdecomp.models.joint.growth import PowerLaw, limit_from_growth, round_down
+    from dualdecomp.models.configuration import PowerLaw, limit_from_growth, round_down
 
     t2 = PowerLaw(2.0, 1e-6)  # 60 s at sqrt(6e7) = 7,745.97
     m2 = PowerLaw(2.0, 1e-3)  # 2,048 - 548 = 1,500 MiB at sqrt(1.5e6) = 1,224.7
@@ -71,7 +72,7 @@ def test_the_limit_follows_from_made_up_exponents() -> None:
 
 
 def test_growth_is_parsed_and_round_trips() -> None:
-    from dualdecomp.models.joint.config import parse_config
+    from dualdecomp.models.configuration import parse_config
 
     spec = {"format": "dualdecomp-config", "version": 1, "name": "x",
             "components": [{"kind": "bigram", "path": ".", "weight": 1.0}], "growth": _growth()}
@@ -100,7 +101,7 @@ def test_growth_is_parsed_and_round_trips() -> None:
     ({"frobnicate": 1}, "unknown key"),
 ])
 def test_bad_growth_is_a_model_error(change, message) -> None:
-    from dualdecomp.models.joint.config import parse_config
+    from dualdecomp.models.configuration import parse_config
 
     spec = {"format": "dualdecomp-config", "version": 1, "name": "x",
             "components": [{"kind": "bigram", "path": ".", "weight": 1.0}], "growth": _growth(**change)}
@@ -126,7 +127,7 @@ def test_bad_growth_exits_3_on_the_command_line(tiny_model, tmp_path, capsys) ->
 
 
 def test_every_shipped_configuration_has_its_measured_limit() -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     d = default_model_dir()
     for name in [None, *sorted(p.stem for p in (d / "configs").glob("*.json"))]:

@@ -55,7 +55,7 @@ outside.mkdir(exist_ok=True)
 
 def load(loader, d):
     if loader.startswith("joint:"):
-        from dualdecomp.models.joint.config import JointModel
+        from dualdecomp.models.configuration import JointModel
         return JointModel(d, loader[6:] or None)
     if loader == "bigram":
         from dualdecomp.models.bigram.store import load_model
@@ -214,7 +214,7 @@ def test_a_file_named_on_the_command_line_may_be_a_symlink_but_not_a_device(tmp_
 
 
 def test_a_model_directory_reached_through_a_symlink_loads(tmp_path) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     link = tmp_path / "current"
     link.symlink_to(default_model_dir())
@@ -222,7 +222,7 @@ def test_a_model_directory_reached_through_a_symlink_loads(tmp_path) -> None:
 
 
 def test_an_outside_component_path_names_the_configuration_that_gives_it(tmp_path) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     d = tmp_path / "m"
     shutil.copytree(default_model_dir(), d, ignore=shutil.ignore_patterns("neural*", "t3"))
@@ -286,14 +286,14 @@ def test_a_missing_manifest_is_said_once_in_one_line(tmp_path, capsys) -> None:
 
 
 def test_a_well_formed_model_still_loads_without_a_note(capsys) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     JointModel(default_model_dir(), "mcdonald-dependency-lm")
     assert capsys.readouterr().err == ""
 
 
 def test_unknown_config_name_is_bad_input_listing_the_names(tmp_path) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     with pytest.raises(InputError, match=r"unknown configuration 'nosuch' .*configurations here: .*lm-only"):
         JointModel(default_model_dir(), "nosuch")
@@ -308,7 +308,7 @@ def test_unknown_config_name_is_bad_input_listing_the_names(tmp_path) -> None:
 
 
 def test_a_damaged_existing_configuration_is_still_exit_3(tmp_path) -> None:
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
 
     d = tmp_path / "m"
     shutil.copytree(default_model_dir(), d, ignore=shutil.ignore_patterns("neural*", "t3", "dependency"))

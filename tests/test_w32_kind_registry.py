@@ -21,7 +21,7 @@ import pytest
 
 from dualdecomp.core.component import capabilities_of, char_budget_taker, length_bias_taker
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.joint.config import JointModel, with_length_bias
+from dualdecomp.models.configuration import JointModel, with_length_bias
 from dualdecomp.solvers.bigram import Bigram
 from dualdecomp.solvers.bigram.char_budget import CharBudgetBigram
 from dualdecomp.solvers.dependency import Dependency
@@ -172,7 +172,7 @@ def test_decode_blocks_are_checked_by_the_engines_schemas(block, message):
     ``solver`` and ``time_limit`` were not checked at load before (failed on every line at decode time):
     the last two cases fail on the old code."""
     from dualdecomp.core.errors import ModelError
-    from dualdecomp.models.joint.config import parse_config
+    from dualdecomp.models.configuration import parse_config
 
     spec = {"format": "dualdecomp-config", "version": 1, "decode": block,
             "components": [{"kind": "transducer", "path": "t3"}, {"kind": "lm", "path": "lm"}]}
@@ -209,7 +209,8 @@ def test_every_kind_declares_how_to_build_train_save_and_load_it():
     from dualdecomp.models.registry import ComponentKind, get_kind, get_trainer, kind_names, trainer_names
 
     assert kind_names() == ("bigram", "dependency", "lm", "neural", "transducer")
-    assert trainer_names() == ("bigram", "dependency", "joint", "lm", "neural", "transducer")
+    assert trainer_names() == ("bigram", "cotraining", "dependency", "length-bias", "lm", "neural",
+                               "transducer")
     for name in kind_names():
         kind = get_kind(name)
         assert callable(kind.load) and callable(kind.potentials) and callable(kind.weighted)
@@ -232,14 +233,32 @@ def test_unknown_kinds_are_named_with_the_registrys_kinds(capsys):
     assert main(["train", "--kind", "trigram", "--train", "x.jsonl", "--out", "o"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'trigram'" in err
-    for name in ("bigram", "dependency", "joint", "lm", "neural", "transducer"):
+    for name in ("bigram", "cotraining", "dependency", "length-bias", "lm", "neural", "transducer"):
         assert f"'{name}'" in err
-    with pytest.raises(InputError, match=r"unknown kind 'x' to train \(one of bigram, dependency, joint, lm, "
-                                         r"neural, transducer\)"):
+    assert "'joint'" not in err  # the old name of cotraining: accepted, not listed
+    with pytest.raises(InputError, match=r"unknown kind 'x' to train \(one of bigram, cotraining, "
+                                         r"dependency, length-bias, lm, neural, transducer\)"):
         get_trainer("x")
-    with pytest.raises(ModelError, match=r"unknown component kind 'joint' \(one of bigram, dependency, lm, "
-                                         r"neural, transducer\)"):
-        get_kind("joint")  # co-training is a trainer, not a component of configurations
+    for name in ("cotraining", "joint", "length-bias"):
+        with pytest.raises(ModelError, match=rf"unknown component kind '{name}' \(one of bigram, dependency, "
+                                             r"lm, neural, transducer\)"):
+            get_kind(name)  # co-training and the length bias are trainers, not components of configurations
+
+
+def test_train_kind_joint_is_the_hidden_old_name_of_cotraining(capsys):
+    """``--kind joint`` (before W3.2) still trains the co-training, but ``--help`` names only cotraining."""
+    from dualdecomp.app.cli import main
+    from dualdecomp.models.registry import get_trainer, trainer_name
+
+    assert trainer_name("joint") == "cotraining" and trainer_name("bigram") == "bigram"
+    assert get_trainer("joint") is get_trainer("cotraining")
+    helps = []
+    for kind in ("joint", "cotraining"):
+        assert main(["train", "--kind", kind, "--help"]) == 0
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1]  # the same options (--init, --tree, ...) under the new name
+    assert "options of --kind cotraining" in helps[0] and "--init DIR" in helps[0]
+    assert "joint" not in helps[0]
 
 
 @pytest.fixture(scope="module")
@@ -261,23 +280,24 @@ def _train(args: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("kind", ["bigram", "dependency", "joint", "transducer"])
+@pytest.mark.parametrize("kind", ["bigram", "dependency", "cotraining", "joint", "transducer"])
 def test_train_kind_trains_and_writes_a_loadable_model(kind, small_corpora, tmp_path, capsys):
     """``dualdecomp train --kind K`` reaches K's trainer (a tiny real run) and writes what K loads."""
-    from dualdecomp.models.joint.config import JointModel
+    from dualdecomp.models.configuration import JointModel
     from dualdecomp.models.registry import get_kind
 
     corpus = "broadcast" if kind == "transducer" else "written"
     args = ["train", "--kind", kind, "--train", str(small_corpora / f"{corpus}.train.jsonl"),
             "--dev", str(small_corpora / f"{corpus}.dev.jsonl"), "--epochs", "1",
             "--out", str(tmp_path / "m")]
-    if kind != "joint":
+    cotraining = kind in ("cotraining", "joint")  # joint: its old name, still accepted
+    if not cotraining:
         args += ["--hash-bits", "12"]
-    if kind in ("bigram", "joint", "transducer"):
+    if kind in ("bigram", "cotraining", "joint", "transducer"):
         args += ["--lm", "none"]
     code, _, err = _train(args, capsys)
     assert code == 0, err
-    if kind == "joint":
+    if cotraining:
         assert [c.kind for c in JointModel(tmp_path / "m").config.components] == ["bigram", "dependency"]
     else:
         model = get_kind(kind).load(tmp_path / "m")

@@ -22,7 +22,7 @@ from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DEFAULT_DECODER, get_decoder
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import load_model
-from dualdecomp.models.joint.config import JointModel
+from dualdecomp.models.configuration import JointModel
 from dualdecomp.solvers.bigram.solver import Bigram
 
 
@@ -89,15 +89,15 @@ class Compressor:
     Parameters
     ----------
     model : BigramModel or path, optional
-        A loaded bigram model, or a model directory: a bigram model (``model.json``) or a joint
-        configuration (``config.json``, see :mod:`dualdecomp.models.joint.config`). The embedded default
-        model when None.
+        A loaded bigram model, or a model directory: a bigram model (``model.json``) or a
+        configuration (``config.json``, see :mod:`dualdecomp.models.configuration.config`). The embedded
+        default model when None.
     config : str, optional
         Another configuration of the model directory (``configs/NAME.json``).
     max_tokens : int, optional
         Longest sentence compressed; a longer one is an :class:`InputError` (a per-line error in a batch),
         so memory and time stay bounded. None (the default): the configuration's measured limit (its
-        ``"growth"``, :mod:`dualdecomp.models.joint.growth`), or
+        ``"growth"``, :mod:`dualdecomp.models.configuration.growth`), or
         :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS` (300) for a model without one (a bigram model, one
         given in memory, a configuration without ``"growth"``).
 

@@ -9,21 +9,22 @@ from dualdecomp.core.errors import InputError
 
 if TYPE_CHECKING:
     # lazy: for the annotation only (the joint configuration pulls in the engine and the solvers)
-    from dualdecomp.models.joint.config import JointConfig
+    from dualdecomp.models.configuration import JointConfig
 
 DEFAULT_MAX_TOKENS = 300
 """Longest sentence (in tokens) compressed by a model without a measured limit: a bigram model
 (``model.json``), a model given in memory, or a joint configuration without ``"growth"`` (e.g. one just
 written by ``dualdecomp train``). A shipped configuration's default is its measured limit
-(:mod:`dualdecomp.models.joint.growth`); ``dualdecomp compress --max-tokens`` overrides either."""
+(:mod:`dualdecomp.models.configuration.growth`); ``dualdecomp compress --max-tokens`` overrides either."""
 
 
 @dataclass(frozen=True)
 class TokenLimit:
     """The longest sentence a compressor takes by its length limit, and where that limit comes from.
 
-    A configuration's own ``max_tokens`` (:meth:`~dualdecomp.models.joint.config.JointModel.check_size`)
-    applies on top of it, with its own message.
+    A configuration's own ``max_tokens``
+    (:meth:`~dualdecomp.models.configuration.config.JointModel.check_size`) applies on top of it, with its
+    own message.
 
     Attributes
     ----------

@@ -17,7 +17,7 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.solution import Solution
 
 __all__ = ["Capabilities", "Component", "LengthComponent", "capabilities_of", "char_budget_taker",
-           "length_bias_taker"]
+           "length_bias_taker", "merged_sums"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,17 @@ class Capabilities:
         ``with_char_budget(widths, chars)`` returns a new component whose structures are the
         compressions of at most ``chars`` characters, one space between kept tokens counted (``widths``:
         int (n,), the characters of each token); the first such component enforces a character budget.
+    summable : bool
+        ``summed(others)`` returns one component of this class whose score is this component's plus those
+        of ``others`` (components of the same class over the same tokens), so a configuration decodes
+        them as one: exact, and dual decomposition has no agreement to find between them
+        (:func:`merged_sums`; bigram paths).
+    derivation_forest : bool
+        The component exposes its derivation forest, ``hypergraph``, with ``solve_lengths()``, so that a
+        decoder may search it with its own (APPROXIMATE) beam (the transducer, for the ``beam`` decoder).
+    trigram_potentials : bool
+        The component exposes ``T``, its trigram potentials (contract 2, weight included), so that a
+        decoder may rescore kept sequences with them (the LM's trigram path, for the ``beam`` decoder).
     """
 
     exact_length: bool = False
@@ -52,6 +63,9 @@ class Capabilities:
     ilp: bool = True
     length_bias: int | None = None
     char_budget: bool = False
+    summable: bool = False
+    derivation_forest: bool = False
+    trigram_potentials: bool = False
 
 
 @runtime_checkable
@@ -119,3 +133,19 @@ def char_budget_taker(components: Sequence[object]) -> int | None:
     """The index of the first component that can enforce a character budget
     (``Capabilities.char_budget``); None when none can."""
     return next((k for k, c in enumerate(components) if capabilities_of(c).char_budget), None)
+
+
+def merged_sums(components: Sequence[Any]) -> list[Any]:
+    """The components with those of one class that declare ``Capabilities.summable`` summed into the
+    first of them, in its place (``first.summed(others)``); the other components unchanged, in order.
+
+    Exact: a sum of components of one structure scores each structure by the sum of their scores.
+    """
+    groups: dict[type, list[int]] = {}
+    for k, c in enumerate(components):
+        if capabilities_of(c).summable:
+            groups.setdefault(type(c), []).append(k)
+    merged = {ks[0]: components[ks[0]].summed([components[k] for k in ks[1:]])
+              for ks in groups.values() if len(ks) > 1}
+    dropped = {k for ks in groups.values() for k in ks[1:]}
+    return [merged.get(k, c) for k, c in enumerate(components) if k not in dropped]

@@ -1,9 +1,10 @@
 """Build the default language model shipped in ``data/default_model/lm.binary`` (and its ``LM.md``).
 
-Run from the repository root::
+Run from the repository root (``make default-lm``)::
 
-    .venv/bin/python -m dualdecomp.models.lm.default [--data-dir ../shared/data] [--out-dir
-    data/default_model]
+    dualdecomp lm default [--data-dir ../shared/data] [--out-dir data/default_model]
+
+(``python -m dualdecomp.models.lm.default`` with the same options is an older alias, :func:`main`.)
 
 It estimates a modified Kneser-Ney trigram (KenLM ``lmplz``, needs ``make lmplz``) from the Google
 sentence-compression training sentences **and** their compressions, normalised like that corpus
@@ -250,7 +251,7 @@ any word outside the vocabulary to `<rare>`.
 
 ```
 make lmplz                        # or: scripts/build_lmplz.sh .tools
-.venv/bin/python -m dualdecomp.models.lm.default --data-dir ../shared/data --out-dir data/default_model
+dualdecomp lm default --data-dir ../shared/data --out-dir data/default_model
 ```
 
 Deterministic given the same inputs and KenLM version (kenlm 0.3.0 sdist from PyPI, built by
@@ -263,7 +264,8 @@ the binary exceeds 25 MB (25,000,000 bytes).
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``python -m dualdecomp.models.lm.default``); returns the exit code."""
+    """The older entry point ``python -m dualdecomp.models.lm.default`` (undocumented alias of
+    ``dualdecomp lm default``); returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m dualdecomp.models.lm.default",
                                      description="Build data/default_model/lm.binary and LM.md.")
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),

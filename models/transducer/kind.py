@@ -52,7 +52,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> No
 KIND = ComponentKind(
     name="transducer",
     load=load_t3,
-    potentials=lambda t3, sentence: t3.component(sentence),
+    potentials=lambda model, sentence: model.component(sentence),
     weighted=lambda t3c, weight: Transducer.from_hypergraph(t3c.hypergraph, weight * t3c.hyperedge_score),
     components=(Transducer,),
     save=save_t3,

@@ -5,7 +5,7 @@ reference (its tokens and target tree) and has two operations:
 
 * ``value(keep, tree=None)``: the loss of a prediction (``tree``: its target tree, only the CFG loss
   reads it); ``arguments(keep, tree=None)``: the loss arguments of the paper's Table 1;
-* ``augmented_argmax(t3, scale)``: ``max_d score(d) + scale·Δ(d)`` over the derivations of a
+* ``augmented_argmax(transducer, scale)``: ``max_d score(d) + scale·Δ(d)`` over the derivations of a
   :class:`~dualdecomp.solvers.transducer.solver.Transducer`, as a :class:`LossAugmented`: the derivation, the
   value it achieves, a proved upper bound and ``exact`` (value == bound: the argmax is proved optimal). When
   ``exact`` is False the result is **APPROXIMATE** (a feasible derivation with no optimality proof) and
@@ -173,7 +173,7 @@ class Loss(Protocol):
         """The loss arguments of a prediction (as in Table 1)."""
         ...
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """``max_d score(d) + scale·Δ(d)`` over the derivations of ``t3``."""
         ...
 
@@ -194,12 +194,12 @@ def _hamming(tp: int, fp: int, ref_items: int) -> float:
     return float(fp + max(ref_items - (tp + fp), 0))
 
 
-def derivation_for_keep(t3: Transducer, keep: Any) -> Derivation | None:
+def derivation_for_keep(transducer: Transducer, keep: Any) -> Derivation | None:
     """The best derivation (model score) whose yield is exactly ``keep``; None if there is none.
 
     Parameters
     ----------
-    t3 : Transducer
+    transducer : Transducer
     keep : array_like
         bool (n,).
 
@@ -214,25 +214,25 @@ def derivation_for_keep(t3: Transducer, keep: Any) -> Derivation | None:
     ``Transducer.best_given``) and backtracks, through the component's private ``_viterbi`` and
     ``_backtrack``.
     """
-    hg = t3.hypergraph
-    kv = _keep(keep, t3.n)
+    hg = transducer.hypergraph
+    kv = _keep(keep, transducer.n)
     mask = np.array([bool(kv[hg.kept(e)].all() and not kv[hg.dropped(e)].any())
                      for e in range(hg.num_hyperedges)],
                     dtype=np.bool_)
-    best, back = t3._viterbi(np.zeros(t3.n), mask)
+    best, back = transducer._viterbi(np.zeros(transducer.n), mask)
     score = float(best[hg.root])
     if score == -np.inf:
         return None
-    hyperedges = t3._backtrack(back)
-    return Derivation(tuple(hyperedges), t3.target_tree(hyperedges), kv.copy(), score)
+    hyperedges = transducer._backtrack(back)
+    return Derivation(tuple(hyperedges), transducer.target_tree(hyperedges), kv.copy(), score)
 
 
-def _own(t3: Transducer, d: Derivation) -> Derivation:
+def _own(transducer: Transducer, d: Derivation) -> Derivation:
     """``d`` with its score replaced by the model score of its hyperedges."""
-    return replace(d, score=float(t3.hyperedge_score[list(d.hyperedges)].sum()))
+    return replace(d, score=float(transducer.hyperedge_score[list(d.hyperedges)].sum()))
 
 
-def _pick(t3: Transducer, loss: Loss, scale: float, keeps: Sequence[np.ndarray]
+def _pick(transducer: Transducer, loss: Loss, scale: float, keeps: Sequence[np.ndarray]
           ) -> tuple[Derivation, float, float]:
     """Best (derivation, loss, value) among candidate keeps (the plain argmax when none is feasible)."""
     best: tuple[Derivation, float, float] | None = None
@@ -242,7 +242,7 @@ def _pick(t3: Transducer, loss: Loss, scale: float, keeps: Sequence[np.ndarray]
         if key in seen:
             continue
         seen.add(key)
-        d = derivation_for_keep(t3, keep)
+        d = derivation_for_keep(transducer, keep)
         if d is None:
             continue
         lv = loss.value(d.keep, d.tree)
@@ -250,7 +250,7 @@ def _pick(t3: Transducer, loss: Loss, scale: float, keeps: Sequence[np.ndarray]
         if best is None or val > best[2]:
             best = (d, lv, val)
     if best is None:
-        d = _own(t3, t3.solve_tree())
+        d = _own(transducer, transducer.solve_tree())
         lv = loss.value(d.keep, d.tree)
         best = (d, lv, d.score + scale * lv)
     return best
@@ -282,13 +282,13 @@ def _reference_types(ref_words: Sequence[str]) -> tuple[list[str], dict[str, int
 # ----------------------------------------------------------------------------------------------------
 
 
-def token_augmented(t3: Transducer, false_positive: np.ndarray, ref_length: int, scale: float = 1.0
+def token_augmented(transducer: Transducer, false_positive: np.ndarray, ref_length: int, scale: float = 1.0
                     ) -> tuple[Derivation, float, float]:
     """Exact ``max_d score(d) + scale·(FP(d) + max(l − |d|, 0))`` in the length-stratified chart.
 
     Parameters
     ----------
-    t3 : Transducer
+    transducer : Transducer
     false_positive : numpy.ndarray
         float (n,): 1 where the source word does not occur in the reference.
     ref_length : int
@@ -302,11 +302,11 @@ def token_augmented(t3: Transducer, false_positive: np.ndarray, ref_length: int,
     """
     fp = np.asarray(false_positive, dtype=np.float64)
     u = scale * fp
-    table = t3.solve_lengths(u)
-    lengths = np.arange(t3.n + 1)
+    table = transducer.solve_lengths(u)
+    lengths = np.arange(transducer.n + 1)
     aug = table + scale * np.maximum(ref_length - lengths, 0)
     m = int(np.argmax(aug))
-    d = _own(t3, t3.solve_tree(u, length=m))
+    d = _own(transducer, transducer.solve_tree(u, length=m))
     loss = float(fp @ d.keep + max(ref_length - m, 0))
     return d, loss, float(aug[m])
 
@@ -341,9 +341,9 @@ class TokenHamming:
         a = self.arguments(keep)
         return _hamming(a.tp, a.fp, a.ref_items)
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """Exact, one pass of the length-stratified chart (``options`` are ignored)."""
-        d, loss, value = token_augmented(t3, self.false_positive, len(self.ref_words), scale)
+        d, loss, value = token_augmented(transducer, self.false_positive, len(self.ref_words), scale)
         return LossAugmented(d, loss, value, value, True, "length-stratified chart (exact)")
 
 
@@ -420,22 +420,22 @@ class NgramHamming:
                 fp[:, :, n + 1] += ~member[sym, eos, eos][None, :]
         return fp
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """Two ``decode([T3, Trigram])`` runs (``options``: engine options of :func:`dualdecomp.decode`).
 
         Exact iff the best value found reaches the larger of the two dual bounds (certified);
         otherwise APPROXIMATE.
         """
-        n = t3.n
+        n = transducer.n
         k = len(self.orders)
         T_a = scale * self.false_positive_potentials()
         T_ab = T_a.copy()
         T_ab[:, :, 1:n + 1] -= scale * k  # B = s·k·(len(ref) − L): −s·k per kept token ...
         const_ab = scale * k * len(self.ref_words)  # ... plus this constant
-        results = [(decode([t3, Trigram(T_ab)], **options), const_ab),
-                   (decode([t3, Trigram(T_a)], **options), 0.0)]
+        results = [(decode([transducer, Trigram(T_ab)], **options), const_ab),
+                   (decode([transducer, Trigram(T_a)], **options), 0.0)]
         bound = max(r.dual + c for r, c in results)
-        d, loss, value = _pick(t3, self, scale, [r.keep for r, _ in results])
+        d, loss, value = _pick(transducer, self, scale, [r.keep for r, _ in results])
         exact = _certified(value, bound)
         return LossAugmented(d, loss, value, max(bound, value), exact,
                              _label("two-branch dual decomposition T3 + Trigram", exact), 2)
@@ -494,9 +494,9 @@ class CfgHamming:
         a = self.arguments(keep, tree)
         return _hamming(a.tp, a.fp, a.ref_items)
 
-    def hyperedge_terms(self, t3: Transducer) -> tuple[np.ndarray, np.ndarray]:
+    def hyperedge_terms(self, transducer: Transducer) -> tuple[np.ndarray, np.ndarray]:
         """(false positives, productions) of every hyperedge's target elementary tree."""
-        hg = t3.hypergraph
+        hg = transducer.hypergraph
         per_rule = []
         for rule in hg.rules:
             prods = frag_productions(rule.target)
@@ -504,11 +504,11 @@ class CfgHamming:
         arr = np.array(per_rule, dtype=np.float64).reshape(-1, 2)
         return arr[hg.hyperedge_rule, 0], arr[hg.hyperedge_rule, 1]
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """Exact: two Viterbi passes with the loss folded into the hyperedge scores (``options`` ignored)."""
-        hg = t3.hypergraph
-        fp, count = self.hyperedge_terms(t3)
-        a_scores = t3.hyperedge_score + scale * fp
+        hg = transducer.hypergraph
+        fp, count = self.hyperedge_terms(transducer)
+        a_scores = transducer.hyperedge_score + scale * fp
         branches = [(a_scores - scale * count, scale * len(self.ref_items)), (a_scores, 0.0)]
         best = None
         for scores, const in branches:
@@ -516,7 +516,7 @@ class CfgHamming:
             if best is None or d.score + const > best[1]:
                 best = (d, d.score + const)
         assert best is not None
-        d = _own(t3, best[0])
+        d = _own(transducer, best[0])
         loss = self.value(d.keep, d.tree)
         return LossAugmented(d, loss, d.score + scale * loss, best[1], True,
                              "two-branch Viterbi, loss folded into the hyperedge scores (exact)")
@@ -575,11 +575,11 @@ class EditDistance(_BagLoss):
         p, tp = self._clipped(keep)
         return float(p + len(self.ref_words) - 2 * tp)
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """One ``decode([T3, BagCount])`` (``options``: engine options); exact iff certified."""
         const = scale * len(self.ref_words)
-        r = decode([t3, self.bag(-2.0 * scale, scale)], **options)
-        d, loss, value = _pick(t3, self, scale, [r.keep])
+        r = decode([transducer, self.bag(-2.0 * scale, scale)], **options)
+        d, loss, value = _pick(transducer, self, scale, [r.keep])
         bound = r.dual + const
         exact = _certified(value, bound)
         return LossAugmented(d, loss, value, max(bound, value), exact,
@@ -604,7 +604,7 @@ class F1Loss(_BagLoss):
         total = p + len(self.ref_words)
         return 0.0 if total == 0 else 1.0 - 2.0 * tp / total
 
-    def augmented_argmax(self, t3: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
+    def augmented_argmax(self, transducer: Transducer, scale: float = 1.0, **options: Any) -> LossAugmented:
         """One exact-length ``decode([T3, BagCount_L], length=L)`` per output length L (best first).
 
         ``options`` are engine options (default ``length_method="exact"``). Lengths whose bound
@@ -613,7 +613,7 @@ class F1Loss(_BagLoss):
         """
         opts = {"length_method": "exact", **options}
         q = len(self.ref_words)
-        table = t3.solve_lengths()
+        table = transducer.solve_lengths()
         lengths = [m for m in np.argsort(-table, kind="stable").tolist() if table[m] > -np.inf]
         best: tuple[Derivation, float, float] | None = None
         bound = -np.inf
@@ -624,10 +624,10 @@ class F1Loss(_BagLoss):
                 bound = max(bound, ub)
                 break  # the remaining lengths have smaller bounds
             coef = 0.0 if m + q == 0 else -2.0 * scale / (m + q)
-            r = decode([t3, self.bag(coef, 0.0)], length=m, **opts)
+            r = decode([transducer, self.bag(coef, 0.0)], length=m, **opts)
             decodes += 1
             bound = max(bound, r.dual + scale)
-            cand = _pick(t3, self, scale, [r.keep])
+            cand = _pick(transducer, self, scale, [r.keep])
             if best is None or cand[2] > best[2]:
                 best = cand
         assert best is not None

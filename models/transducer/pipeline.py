@@ -62,21 +62,21 @@ class TransducerTrainingSettings:
 def dev_gold_bigram_f1(transducers, items, keep_at) -> float:
     """Mean dev bigram F1 at each reference's length (the project's selection criterion).
 
-    ``keep_at(t3, length)`` decodes one sentence at a length. Selecting on free-length F1 instead would
-    reward models that keep more words (keeping every word scores higher than any trained model on token
+    ``keep_at(transducer, length)`` decodes one sentence at a length. Selecting on free-length F1 instead
+    would reward models that keep more words (keeping every word scores higher than any trained model on token
     F1 at free length), so hyper-parameters are chosen at gold length.
     """
     return float(np.mean([at_reference_lengths(item.text, [list(r) for r in item.compressions],
-                                               lambda length, t3=t3: keep_at(t3, length))
-                          for t3, item in zip(transducers, items, strict=True)]))
+                                               lambda length, t=transducer: keep_at(t, length))
+                          for transducer, item in zip(transducers, items, strict=True)]))
 
 
-def chart_keep(t3, length: int) -> np.ndarray:
+def chart_keep(transducer, length: int) -> np.ndarray:
     """The exact T3 chart at ``length`` (the closest feasible length when the grammar cannot reach it)."""
-    table = t3.solve_lengths()
+    table = transducer.solve_lengths()
     feasible = np.flatnonzero(np.isfinite(table))
     closest = int(feasible[np.argmin(np.abs(feasible - length))])
-    return t3.solve(length=closest).keep
+    return transducer.solve(length=closest).keep
 
 
 def train_t3_model(settings: TransducerTrainingSettings,
@@ -124,8 +124,8 @@ def train_t3_model(settings: TransducerTrainingSettings,
         feats = RuleFeaturiser(settings.hash_bits)
 
         def on_epoch(epoch, w, lam=lam, feats=feats):
-            t3s = [Transducer.from_hypergraph(hg, hyperedge_scores(hg, w, feats)) for hg in dev_hgs]
-            s = dev_gold_bigram_f1(t3s, dev, chart_keep)
+            transducers = [Transducer.from_hypergraph(hg, hyperedge_scores(hg, w, feats)) for hg in dev_hgs]
+            s = dev_gold_bigram_f1(transducers, dev, chart_keep)
             log(f"  {settings.method} lam={lam:g} epoch {epoch + 1}: dev bigram F1 at gold length "
                 f"{100 * s:.1f} ({time.time() - t0:.0f}s)")
             return s
@@ -154,19 +154,20 @@ def tune_lm_weight(model: TransducerModel, dev_pairs, dev, lm_path: str,
                    log: Callable[[str], None] = _quiet) -> float:
     """Pick the LM weight of the (approximate) beam search on dev bigram F1 at gold length (beam 20)."""
     lm = LanguageModel(lm_path)
-    t3s = [model.transducer(p.source) for p in dev_pairs]
+    transducers = [model.transducer(p.source) for p in dev_pairs]
     tensors = [lm.trigram_tensor(it.text) for it in dev]
     best = (-np.inf, 1.0)
     for weight in (0.25, 0.5, 1.0, 2.0):
-        tensor_of = {id(t3): T for t3, T in zip(t3s, tensors, strict=True)}
+        tensor_of = {id(transducer): T for transducer, T in zip(transducers, tensors, strict=True)}
 
-        def beam_at(t3, length, weight=weight, tensor_of=tensor_of):
+        def beam_at(transducer, length, weight=weight, tensor_of=tensor_of):
             try:
-                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20, length=length).keep
+                return beam_search(transducer, tensor_of[id(transducer)], lm_weight=weight, beam=20,
+                                   length=length).keep
             except SolverError:  # the grammar cannot reach this length: the free-length beam
-                return beam_search(t3, tensor_of[id(t3)], lm_weight=weight, beam=20).keep
+                return beam_search(transducer, tensor_of[id(transducer)], lm_weight=weight, beam=20).keep
 
-        s = dev_gold_bigram_f1(t3s, dev, beam_at)
+        s = dev_gold_bigram_f1(transducers, dev, beam_at)
         log(f"  LM weight {weight}: dev bigram F1 at gold length (beam 20, APPROXIMATE) {100 * s:.1f}")
         if s > best[0]:
             best = (s, weight)

@@ -193,11 +193,11 @@ def train(examples: Sequence[TransducerExample], config: TrainConfig,
             ex = examples[int(i)]
             hg = ex.hypergraph
             sc = hyperedge_scores(hg, w, feats)
-            t3 = Transducer.from_hypergraph(hg, sc)
+            transducer = Transducer.from_hypergraph(hg, sc)
             gold_score = float(sc[list(ex.gold_hyperedges)].sum())
             steps += 1
             if config.method == "ssvm":
-                aug = losses[int(i)].augmented_argmax(t3)
+                aug = losses[int(i)].augmented_argmax(transducer)
                 d, value, exact, decodes = aug.derivation, aug.value, aug.exact, aug.decodes
                 if stats is not None:
                     stats.augmented += 1
@@ -208,7 +208,7 @@ def train(examples: Sequence[TransducerExample], config: TrainConfig,
                     w *= 1.0 - eta * config.lam
                 violated = value - gold_score > 1e-9
             else:
-                d = t3.solve_tree()
+                d = transducer.solve_tree()
                 eta = 1.0
                 violated = d.score > gold_score + 1e-9 and set(d.hyperedges) != set(ex.gold_hyperedges)
             if violated:

@@ -31,6 +31,7 @@ A ``length`` outside 0..n is an :class:`~dualdecomp.core.errors.InputError`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -364,7 +365,8 @@ class Bigram(PathComponent):
     _solve = staticmethod(_solve_checked)
     _lengths = staticmethod(_lengths_kernel)
 
-    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, length_bias=1, char_budget=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, length_bias=1, char_budget=True,
+                                                        summable=True)
 
     def __init__(self, B: Any, name: str = "bigram") -> None:
         self._init(B, name)
@@ -403,6 +405,11 @@ class Bigram(PathComponent):
         """
         pre = prefix if prefix is not None else unused_prefix(problem, self.name)
         return add_path_ilp(self.B, problem, keep_vars, pre)
+
+    def summed(self, others: Sequence[Bigram]) -> Bigram:
+        """One bigram component scoring this one's potentials plus those of ``others`` (capability
+        ``summable``): every path's score is the sum of its scores. It keeps this component's name."""
+        return Bigram(sum(c.B for c in (self, *others)), name=self.name)
 
     def with_length_bias(self, bias: float) -> Bigram:
         """This component with ``bias`` added to every finite pair potential: ``bias · (L + 1)`` more for a

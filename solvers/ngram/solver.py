@@ -26,12 +26,13 @@ Infeasibility (every admissible compression scores -inf) raises
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
 from dualdecomp.core.checks import as_keep, as_length, as_padded_u, as_potentials, check_score
+from dualdecomp.core.component import Capabilities
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
@@ -328,6 +329,8 @@ class Trigram(PathComponent):
     potentials_name = "T"
     _solve = staticmethod(_solve_checked)
     _lengths = staticmethod(_lengths_packed)
+
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, trigram_potentials=True)
 
     def __init__(self, T: Any, name: str = "trigram") -> None:
         self._dense: np.ndarray | None = None

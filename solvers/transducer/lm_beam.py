@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dualdecomp.core.checks import as_length
+from dualdecomp.core.component import capabilities_of
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.result import Result
-from dualdecomp.solvers.ngram import Trigram
 from dualdecomp.solvers.transducer.solver import Transducer
 
 __all__ = ["BeamResult", "beam_search", "lm_score"]
@@ -152,13 +152,13 @@ def _select(items: list[tuple[float, tuple[int, ...]]], beam: int, by_length: bo
     return out
 
 
-def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int = 100,
+def beam_search(transducer: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int = 100,
                 length: int | None = None) -> BeamResult:
     """APPROXIMATE best derivation of T3 score + lm_weight · trigram LM (see module docstring).
 
     Parameters
     ----------
-    t3 : Transducer
+    transducer : Transducer
     T : numpy.ndarray
         Trigram potentials (n+2, n+2, n+2), contract 2.
     lm_weight : float
@@ -179,8 +179,8 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
     SolverError
         No derivation of T3 keeps exactly ``length`` tokens.
     """
-    hg = t3.hypergraph
-    n = t3.n
+    hg = transducer.hypergraph
+    n = transducer.n
     T = np.asarray(T, dtype=np.float64)
     if T.shape != (n + 2,) * 3:
         raise InputError(f"T must have shape {(n + 2,) * 3}, got {T.shape}")
@@ -191,7 +191,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
     lo: list[int] = []  # per vertex: reachable item lengths lo[v]..hi[v] (with a target)
     hi: list[int] = []
     if target is not None:
-        if t3.solve_lengths()[target] == -np.inf:
+        if transducer.solve_lengths()[target] == -np.inf:
             raise SolverError(f"no derivation keeps exactly {target} tokens")
         span = np.asarray(hg.vertex_span, dtype=np.int64)
         lo = [int(target - (n - s)) for s in span]
@@ -243,7 +243,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
                            <= hi[h] - (tot_min - mins[k])] for k, b in enumerate(tail_beams)]
             if any(not b for b in tail_beams):
                 continue
-        base = float(t3.hyperedge_score[e])
+        base = float(transducer.hyperedge_score[e])
 
         def build(idx: tuple[int, ...], base=base, pieces=pieces, tail_beams=tail_beams
                   ) -> tuple[float, tuple[int, ...]]:
@@ -309,7 +309,7 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
     if best_seq is None:
         if target is None:  # pragma: no cover - every hyperedge pops at least one combination
             raise SolverError("beam search found no derivation")
-        sol = t3.solve(length=target)
+        sol = transducer.solve(length=target)
         score = float(sol.score) + lm_weight * lm_score(T, sol.keep)
         return BeamResult(sol.keep.copy(), score, {target: sol.keep.copy()}, fallback=True)
     lengths_out = {m: keep_of(s) for m, (_, s) in by_length.items()}
@@ -319,11 +319,12 @@ def beam_search(t3: Transducer, T: np.ndarray, lm_weight: float = 1.0, beam: int
 def beam_decode(components: list, length: int | None = None, beam: int = 100) -> Result:
     """Decode the components T3 + LM by :func:`beam_search` — APPROXIMATE, never certified.
 
-    The joint-configuration decoder ``{"decoder": "beam"}`` (the paper's baseline): ``components`` must be
-    one :class:`~dualdecomp.solvers.transducer.solver.Transducer` and one
-    :class:`~dualdecomp.solvers.ngram.solver.Trigram` (its potentials
-    already weighted). The result has ``certified=False``, an infinite ``dual`` and ``gap`` (no bound is
-    proved) and a note saying it is approximate (and when the exact-length fallback was used).
+    The configurations' decoder ``{"decoder": "beam"}`` (the paper's baseline): ``components`` must be
+    one component exposing a derivation forest (capability ``derivation_forest``: the
+    :class:`~dualdecomp.solvers.transducer.solver.Transducer`) and one exposing trigram potentials
+    (capability ``trigram_potentials``: the :class:`~dualdecomp.solvers.ngram.solver.Trigram`, its
+    potentials already weighted). The result has ``certified=False``, an infinite ``dual`` and ``gap`` (no
+    bound is proved) and a note saying it is approximate (and when the exact-length fallback was used).
 
     Parameters
     ----------
@@ -339,12 +340,12 @@ def beam_decode(components: list, length: int | None = None, beam: int = 100) ->
     dualdecomp.core.result.Result
     """
 
-    t3s = [c for c in components if isinstance(c, Transducer)]
-    lms = [c for c in components if isinstance(c, Trigram)]
-    if len(t3s) != 1 or len(lms) != 1 or len(components) != 2:
+    forests = [c for c in components if capabilities_of(c).derivation_forest]
+    rescorers = [c for c in components if capabilities_of(c).trigram_potentials]
+    if len(forests) != 1 or len(rescorers) != 1 or len(components) != 2:
         raise InputError("the beam decoder needs exactly one transducer and one lm component")
     start = time.perf_counter()
-    res = beam_search(t3s[0], lms[0].T, lm_weight=1.0, beam=beam, length=length)
+    res = beam_search(forests[0], rescorers[0].T, lm_weight=1.0, beam=beam, length=length)
     notes = ["APPROXIMATE: T3+LM beam search with cube pruning (no certificate)"]
     if res.fallback:
         notes.append(f"no beam item of length {length} survived: exact T3-only derivation of that length")

@@ -404,7 +404,7 @@ class Transducer:
         True iff the grammar alone could not derive the tree and added coverage rules were needed.
     """
 
-    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, derivation_forest=True)
 
     def __init__(self, tree: Tree, grammar: Grammar, score: RuleScore | None = None, coverage: bool = True,
                  name: str = "t3", hypergraph: Hypergraph | None = None,

@@ -1,4 +1,5 @@
-"""``dualdecomp lm``: estimate a KenLM language model (``build``) or score text with one (``query``)."""
+"""``dualdecomp lm``: estimate a KenLM language model (``build``), rebuild the shipped default LM
+(``default``) or score text with one (``query``)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,17 @@ text and every compression of each line), *.tsv[.gz] (Google format: the sentenc
 from the keep labels) or plain text (one pre-tokenised sentence per line); .gz is decompressed. Tokens
 are lowercased and every token with a digit becomes ##. Needs lmplz and build_binary (`make lmplz`).
 
+default: rebuild the shipped default LM (data/default_model/lm.binary and its LM.md) from the Google
+training data of the shared data directory: an order-3 model, 8-bit quantised, pruned until it fits
+--max-mb (dualdecomp.models.lm.default).
+
 query: print the normalised tokens (after mapping out-of-vocabulary words to <rare>) and the log10
 probability, with <s> and </s>, of each pre-tokenised TEXT (or of each line of stdin), as JSON lines.
 """
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Register the ``lm`` command (subcommands ``build`` and ``query``).
+    """Register the ``lm`` command (subcommands ``build``, ``default`` and ``query``).
 
     Parameters
     ----------
@@ -33,13 +38,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        The ``lm`` parser (``func`` is set to :func:`run` on it and on both subcommands).
+        The ``lm`` parser (``func`` is set to :func:`run` on it and on its subcommands).
     """
     parser = subparsers.add_parser(
         "lm", help="build or query a KenLM n-gram language model", description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(func=run, lm_command=None)
-    sub = parser.add_subparsers(dest="lm_command", metavar="{build,query}")
+    sub = parser.add_subparsers(dest="lm_command", metavar="{build,default,query}")
 
     build = sub.add_parser("build", help="estimate an LM from corpus files (= dualdecomp train --kind lm)",
                            description="Estimate a modified Kneser-Ney LM (KenLM lmplz) from corpus files "
@@ -50,6 +55,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     build.add_argument("out", metavar="OUT", help="output model file (KenLM binary, or ARPA with --arpa)")
     build.set_defaults(func=run)
     defer(build, _add_build_options)
+
+    default = sub.add_parser(
+        "default", help="rebuild the shipped default LM (data/default_model/lm.binary and LM.md)",
+        description="Rebuild the default LM from the Google training data of the shared data directory "
+                    "(sentences and their compressions; google/eval.dev.jsonl gives the perplexities) "
+                    "and write lm.binary and LM.md into --out-dir. Needs lmplz (`make lmplz`).")
+    default.add_argument("--data-dir", default=None, metavar="DIR",
+                         help="shared data directory holding google/ (default: ../shared/data beside "
+                              "the checkout)")
+    default.add_argument("--out-dir", default=None, metavar="DIR",
+                         help="where lm.binary and LM.md go (default: the embedded default model)")
+    default.add_argument("--max-mb", type=float, default=25.0,
+                         help="size limit of the binary in MB of 10^6 bytes (default: %(default)s)")
+    default.add_argument("--lmplz", default=None, metavar="DIR",
+                         help="directory holding lmplz and build_binary (default: $DUALDECOMP_LMPLZ_DIR, "
+                              "PATH, then <repo>/.tools/bin)")
+    default.add_argument("--memory", default="20%", help="lmplz sorting memory -S (default: %(default)s)")
+    default.add_argument("--quiet", action="store_true", help="no progress messages")
+    default.set_defaults(func=run)
 
     query = sub.add_parser("query", help="score pre-tokenised text with an LM",
                            description="Print the LM tokens and log10 probability of each TEXT "
@@ -83,9 +107,11 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.lm_command == "build":
         return _build(args)
+    if args.lm_command == "default":
+        return _default(args)
     if args.lm_command == "query":
         return _query(args)
-    raise InputError("missing subcommand: dualdecomp lm {build,query} ... (see dualdecomp lm --help)")
+    raise InputError("missing subcommand: dualdecomp lm {build,default,query} ... (see dualdecomp lm --help)")
 
 
 def _add_build_options(parser: argparse.ArgumentParser, args: list[str]) -> None:
@@ -98,6 +124,20 @@ def _add_build_options(parser: argparse.ArgumentParser, args: list[str]) -> None
 
 def _build(args: argparse.Namespace) -> int:
     return run_trainer(get_trainer("lm"), args)
+
+
+def _default(args: argparse.Namespace) -> int:
+    # lazy: the lm kind loads KenLM; keeps `dualdecomp --help` fast
+    from dualdecomp.models.lm.default import DEFAULT_DATA_DIR, DEFAULT_OUT_DIR, build_default_lm
+
+    if not args.max_mb > 0:
+        raise InputError(f"--max-mb must be positive, got {args.max_mb}")
+    built, ppl = build_default_lm(args.data_dir or DEFAULT_DATA_DIR, args.out_dir or DEFAULT_OUT_DIR,
+                                  int(args.max_mb * 1e6), args.lmplz, memory=args.memory,
+                                  log=lambda msg: None if args.quiet else print(msg, file=sys.stderr))
+    print(json.dumps({"path": str(built.path), "order": built.order, "counts": list(built.counts),
+                      "bytes": built.size_bytes, "dev_perplexity": round(ppl.perplexity, 3)}))
+    return 0
 
 
 def _query(args: argparse.Namespace) -> int:

@@ -88,18 +88,18 @@ def _evaluate(args) -> int:
     model = load_t3(args.model)
     items = [it for it in read_corpus(args.dev) if it.compressions]
     pairs = tree_pairs(items)
-    t3s = [model.transducer(p.source) for p in pairs]
-    fallback = sum(t.fallback for t in t3s)
+    transducers = [model.transducer(p.source) for p in pairs]
+    fallback = sum(t.fallback for t in transducers)
     systems: dict[str, list[dict]] = {"T3 free (exact)": [], "T3 gold length (exact)": []}
-    for it, t3 in zip(items, t3s, strict=True):
+    for it, transducer in zip(items, transducers, strict=True):
         t = time.time()
-        keep = t3.solve().keep
+        keep = transducer.solve().keep
         systems["T3 free (exact)"].append({"id": it.id, "keep": keep.astype(int).tolist(),
                                            "seconds": time.time() - t})
         refs = []
         for ref in it.compressions:
             try:
-                refs.append({"keep": t3.solve(length=len(ref)).keep.astype(int).tolist()})
+                refs.append({"keep": transducer.solve(length=len(ref)).keep.astype(int).tolist()})
             except SolverError:
                 refs = None
                 break
@@ -115,16 +115,17 @@ def _evaluate(args) -> int:
         lm = LanguageModel(args.lm)
         free, gold = [], []
         beam_fallback = gold_outputs = 0
-        for it, t3 in zip(items, t3s, strict=True):
+        for it, transducer in zip(items, transducers, strict=True):
             T = lm.trigram_tensor(it.text)
-            res = beam_search(t3, T, lm_weight=model.lm_weight, beam=args.beam)
+            res = beam_search(transducer, T, lm_weight=model.lm_weight, beam=args.beam)
             free.append({"id": it.id, "keep": res.keep.astype(int).tolist()})
             # gold length: one length-targeted beam per distinct reference length (exact T3-only chart
             # as fallback when the beam loses that length, counted in the report)
             by_len = {}
             try:
                 for m in sorted({len(r) for r in it.compressions}):
-                    by_len[m] = beam_search(t3, T, lm_weight=model.lm_weight, beam=args.beam, length=m)
+                    by_len[m] = beam_search(transducer, T, lm_weight=model.lm_weight, beam=args.beam,
+                                            length=m)
             except SolverError:
                 gold.append({"id": it.id, "error": "no derivation of the gold length"})
                 continue

@@ -1,11 +1,14 @@
 """``dualdecomp train --kind K``: train any kind of the registry (:mod:`dualdecomp.models.registry`).
 
 The kinds and their options come from the registry: each component kind's ``models/K/kind.py`` declares
-its :class:`~dualdecomp.models.registry.Trainer` (options and training), and ``joint`` (bigram and
-dependency co-trained with dual decomposition in the loop) is ``models/joint/trainer.py``. The options of
-kind K are added when ``--kind K`` is given (``dualdecomp train --kind K --help`` lists them); without
-``--kind`` the kind is ``bigram``. ``dualdecomp t3 train`` and ``dualdecomp lm build`` are the same
-trainers as ``--kind transducer`` and ``--kind lm``.
+its :class:`~dualdecomp.models.registry.Trainer` (options and training), and so do the two recipes that
+are no kind: ``cotraining`` (bigram and dependency co-trained with dual decomposition in the loop,
+``models/cotraining/trainer.py``; its old name ``joint`` is still accepted, not listed) and
+``length-bias`` (a configuration's ``length_bias`` calibrated on dev corpora,
+``models/length_bias/trainer.py``). The options of kind K are added when ``--kind K`` is given
+(``dualdecomp train --kind K --help`` lists them); without ``--kind`` the kind is ``bigram``.
+``dualdecomp t3 train`` and ``dualdecomp lm build`` are the same trainers as ``--kind transducer`` and
+``--kind lm``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from functools import partial
 
 from dualdecomp.app.commands.deferred_parser import defer
 from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
-from dualdecomp.models.registry import Trainer, TrainingContext, get_trainer, trainer_names
+from dualdecomp.models.registry import Trainer, TrainingContext, get_trainer, trainer_name, trainer_names
 
 DEFAULT_KIND = "bigram"
 
@@ -31,7 +34,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Train a model of the kind given by --kind (default: bigram) and write it to --out.\n"
                     "Each kind has its own options: dualdecomp train --kind K --help lists them.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kind", choices=trainer_names(), default=DEFAULT_KIND,
+    # type=trainer_name: an old name (joint) is read as its new one (cotraining) before the choices
+    p.add_argument("--kind", choices=trainer_names(), default=DEFAULT_KIND, type=trainer_name,
                    help=f"what to train (default: {DEFAULT_KIND})")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
@@ -40,7 +44,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _kind_asked(args: list[str]) -> str:
-    """The value of the last ``--kind K`` / ``--kind=K`` (argparse's prefix forms included) in ``args``."""
+    """The value of the last ``--kind K`` / ``--kind=K`` (argparse's prefix forms included) in ``args``, an
+    old name read as its new one (:func:`~dualdecomp.models.registry.trainer_name`)."""
     kind = DEFAULT_KIND
     for i, arg in enumerate(args):
         if arg == "--":
@@ -51,7 +56,7 @@ def _kind_asked(args: list[str]) -> str:
                 kind = value
             elif i + 1 < len(args):
                 kind = args[i + 1]
-    return kind
+    return trainer_name(kind)
 
 
 def _add_kind_arguments(parser: argparse.ArgumentParser, args: list[str]) -> None:

@@ -3,17 +3,15 @@
 At a fixed length a bias of c per kept token adds the same constant to every compression, so it changes
 nothing; at free length it moves the compression rate, monotonically (the optimal length of
 ``f(z) + c·|z|`` is non-decreasing in c). :func:`~dualdecomp.models.rate_bisection.bisect_rate` finds
-where a monotone rate crosses its target; the bigram, dependency and joint models use it.
-:func:`calibrate_joint` calibrates a joint configuration with the engine in the loop
-(``python -m dualdecomp.models.joint.length_calibration MODEL_DIR [--config NAME] --dev FILE ... --write``),
-stored as ``length_bias`` in the configuration.
+where a monotone rate crosses its target; the bigram, dependency and configurations' calibrations use it.
+:func:`calibrate_length_bias` calibrates a configuration with the engine in the loop
+(``dualdecomp train --kind length-bias --model MODEL_DIR [--config NAME] --dev FILE ... --write``), stored
+as ``length_bias`` in the configuration by :func:`write_length_bias`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,11 +21,11 @@ from dualdecomp.core.model_files import read_json, write_manifest
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.data.parsing import parse_tokens
 from dualdecomp.engine.decode import decode
-from dualdecomp.models.joint.config import JointModel, config_path, with_length_bias
+from dualdecomp.models.configuration import JointModel, config_path, with_length_bias
 from dualdecomp.models.rate_bisection import bisect_rate
 
 
-def calibrate_joint(model_dir: str | Path, config: str | None, dev_files: Sequence[str | Path],
+def calibrate_length_bias(model_dir: str | Path, config: str | None, dev_files: Sequence[str | Path],
                     iterations: int = 16, log: Callable[[str], None] | None = None) -> float:
     """The ``length_bias`` of a joint configuration whose free-length outputs keep the references' share.
 
@@ -80,25 +78,27 @@ def calibrate_joint(model_dir: str | Path, config: str | None, dev_files: Sequen
     return bisect_rate(rate, target, increasing=True, iterations=iterations)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Calibrate a joint configuration and optionally write ``length_bias`` into it."""
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model_dir")
-    p.add_argument("--config", default=None, help="configs/NAME.json instead of config.json")
-    p.add_argument("--dev", nargs="+", required=True, help="dev corpora (JSONL with references)")
-    p.add_argument("--write", action="store_true", help="store the bias in the configuration file")
-    args = p.parse_args(argv)
-    c = calibrate_joint(args.model_dir, args.config, args.dev, log=lambda m: print(m, file=sys.stderr))
-    print(f"length_bias = {c:.6f}")
-    if args.write:
-        d = Path(args.model_dir)
-        path = config_path(d, args.config)
-        spec = read_json(path)
-        spec["length_bias"] = round(c, 6)
-        path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
-        write_manifest(d)
-    return 0
+def write_length_bias(model_dir: str | Path, config: str | None, bias: float) -> Path:
+    """Store ``bias`` (rounded to 6 decimals) as the ``length_bias`` of a configuration file and rewrite
+    the directory's ``MANIFEST.json``; returns the file written.
 
+    Parameters
+    ----------
+    model_dir : path
+        The model directory.
+    config : str or None
+        ``configs/NAME.json``, or None for ``config.json``.
+    bias : float
+        The calibrated bias (:func:`calibrate_length_bias`).
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+    Returns
+    -------
+    pathlib.Path
+    """
+    d = Path(model_dir)
+    path = config_path(d, config)
+    spec = read_json(path)
+    spec["length_bias"] = round(bias, 6)
+    path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+    write_manifest(d)
+    return path

@@ -1,6 +1,7 @@
-"""Joint configurations: which trained components a compressor combines, with what weights.
+"""Configurations: which trained components a compressor combines, with what weights.
 
-A joint model is a directory with ``config.json``::
+A configuration is a model directory's ``config.json`` (:class:`JointModel` loads it, :class:`JointConfig`
+is its content: public names kept from before the folder was called ``configuration``)::
 
     {"format": "dualdecomp-config", "version": 1, "name": "McDonald+LM",
      "components": [{"kind": "bigram", "path": "bigram", "weight": 1.0},
@@ -14,11 +15,11 @@ too fast for its measured default (the ILP reference): a longer sentence is refu
 :class:`~dualdecomp.core.errors.InputError` (a per-line error row in a batch) unless ``--max-tokens`` is
 given explicitly, which overrides it (:meth:`JointModel.check_size`, called by the compressor).
 ``growth`` (optional) is the configuration's measured growth of time and memory with the length and the
-default length limit it gives (:mod:`dualdecomp.models.joint.growth`, written by ``benchmarks/memory.py
---fit --write``); ``--max-tokens`` overrides that limit.
+default length limit it gives (:mod:`dualdecomp.models.configuration.growth`, written by
+``benchmarks/memory.py --fit --write``); ``--max-tokens`` overrides that limit.
 ``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
 fixed-length result and sets the free-length compression rate
-(:mod:`dualdecomp.models.joint.length_calibration`).
+(:mod:`dualdecomp.models.length_bias.calibration`).
 ``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
 potentials are multiplied by its weight (for ``transducer``, a T3 model directory from ``dualdecomp t3
 train``: every hyperedge's rule score, so the component scores weight × the T3 score; its source tree is
@@ -45,15 +46,14 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.core.component import length_bias_taker
+from dualdecomp.core.component import length_bias_taker, merged_sums
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_json, verify_file, write_manifest
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import check_decode_block
-from dualdecomp.models.joint.growth import Growth, parse_growth
+from dualdecomp.models.configuration.growth import Growth, parse_growth
 from dualdecomp.models.registry import get_kind, kind_names
-from dualdecomp.solvers.bigram import Bigram
 
 FORMAT = "dualdecomp-config"
 VERSION = 1
@@ -61,7 +61,7 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class ComponentSpec:
-    """One component of a joint configuration."""
+    """One component of a configuration."""
 
     kind: str
     path: str
@@ -70,7 +70,7 @@ class ComponentSpec:
 
 @dataclass(frozen=True)
 class JointConfig:
-    """A joint configuration (see the module docstring)."""
+    """A configuration (see the module docstring)."""
 
     name: str
     components: tuple[ComponentSpec, ...]
@@ -196,7 +196,7 @@ def _read_spec(path: Path, requested: str | None = None) -> object:
 
 
 class JointModel:
-    """The loaded components of a joint configuration.
+    """The loaded components of a configuration.
 
     Parameters
     ----------
@@ -275,7 +275,7 @@ class JointModel:
                 deadline.check(f"computing the potentials (before the {spec.kind} component)")
             potentials = get_kind(spec.kind).potentials_of(model, sentence, deadline)
             out.append(weighted_component(spec.kind, potentials, spec.weight))
-        out = merged_bigrams(out)
+        out = merged_sums(out)  # e.g. McDonald's bigram model beside a neural pair head
         bias = cfg.length_bias if length_bias is None else length_bias
         return (with_length_bias(out, bias) if bias else out), note
 
@@ -291,26 +291,6 @@ def weighted_component(kind: str, potentials, weight: float):
     return get_kind(kind).weighted(potentials, weight)
 
 
-def merged_bigrams(components: list) -> list:
-    """The components with every :class:`Bigram` summed into the first one (in its place).
-
-    The sum of bigram scores over one path is the bigram score of the summed potentials, so this is exact;
-    it spares dual decomposition an agreement it would only have to find (e.g. McDonald's bigram model
-    beside a neural scorer with a pair head). Other components are returned unchanged, in order.
-    """
-    bigrams = [c for c in components if isinstance(c, Bigram)]
-    if len(bigrams) < 2:
-        return list(components)
-    total = Bigram(sum(c.B for c in bigrams), name=bigrams[0].name)
-    out = []
-    for c in components:
-        if c is bigrams[0]:
-            out.append(total)
-        elif not isinstance(c, Bigram):
-            out.append(c)
-    return out
-
-
 def with_length_bias(components: list, bias: float) -> list:
     """The components with ``bias`` added to the score of every compression per kept token.
 
@@ -319,7 +299,7 @@ def with_length_bias(components: list, bias: float) -> list:
     potential: ``bias · (L + 1)`` for L kept tokens), or else the first dependency component (every
     finite arc: ``bias · L``), or else the first per-token component (``neural``: every keepable token).
     At a fixed length this adds a constant (no compression changes); at free length it moves the
-    compression rate (:mod:`dualdecomp.models.joint.length_calibration`). Components that take none are
+    compression rate (:mod:`dualdecomp.models.length_bias.calibration`). Components that take none are
     returned unchanged.
     """
 

@@ -1,12 +1,14 @@
-"""``dualdecomp train --kind joint``: the bigram and dependency models trained together, dual decomposition
-in the perceptron loop (:mod:`dualdecomp.models.joint.training`). Not a component kind: it co-trains two
+"""``dualdecomp train --kind cotraining`` (old name, still accepted: ``--kind joint``): the bigram and
+dependency models trained together, dual decomposition in the perceptron loop
+(:mod:`dualdecomp.models.cotraining.training`). Not a component kind: it co-trains two
 (read and written through their :class:`~dualdecomp.models.registry.ComponentKind`), so it declares only
 a :class:`~dualdecomp.models.registry.Trainer`.
 
 It starts from the bigram and dependency models of ``--init`` (a model directory holding ``model.json``
 and ``dependency/``) and writes ``OUT/joint/bigram``, ``OUT/joint/dependency`` and the configuration
 ``OUT/config.json`` (or ``OUT/configs/NAME.json`` with ``--config-name NAME``) combining them with the LM
-(copied to ``OUT/lm.binary`` unless it is already there).
+(copied to ``OUT/lm.binary`` unless it is already there). The folder ``OUT/joint/`` keeps its name (a
+model directory's layout that configurations name).
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from pathlib import Path
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.joint.config import ComponentSpec, JointConfig, save_config
-from dualdecomp.models.joint.training import JointTrainingConfig, train_joint
+from dualdecomp.models.configuration import ComponentSpec, JointConfig, save_config
+from dualdecomp.models.cotraining.training import CotrainingConfig, cotrain
 from dualdecomp.models.registry import Trainer, TrainingContext, get_kind
 from dualdecomp.models.trainer_options import add_corpus_arguments, add_seed_and_limit, copy_lm, lm_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``dualdecomp train --kind joint``."""
+    """The options of ``dualdecomp train --kind cotraining``."""
     add_corpus_arguments(parser)
     parser.add_argument("--init", default=None, metavar="DIR",
                         help="directory with the bigram model and dependency/ to start from (default: the "
@@ -51,12 +53,12 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> No
     bigram, dependency = bigram_kind.load(init), dependency_kind.load(init / "dependency")
     source = lm_path(args.lm)
     lm = lm_kind.load(source) if source is not None and args.lm_weight > 0 else None
-    config = JointTrainingConfig(epochs=args.epochs, lm_weight=args.lm_weight if lm is not None else 0.0,
+    config = CotrainingConfig(epochs=args.epochs, lm_weight=args.lm_weight if lm is not None else 0.0,
                                  step=args.step, tree=args.tree, dependency_weight=args.dep_weight,
                                  limit=args.limit, seed=args.seed)
     if args.config_name is not None and not args.config_name.replace("-", "_").isidentifier():
         raise InputError(f"invalid configuration name {args.config_name!r} (letters, digits, - and _)")
-    result = train_joint(bigram, dependency, lm, args.train, args.dev, config, log=context.log,
+    result = cotrain(bigram, dependency, lm, args.train, args.dev, config, log=context.log,
                          progress_factory=context.progress_factory)
     out = Path(args.out)
     bigram_kind.save(result.bigram, out / "joint" / "bigram")

@@ -179,6 +179,6 @@ def parse_growth(spec: object, where: str, floor: int = 1) -> Growth:
     rule = limit_from_growth(time, memory, baseline, lengths, seconds, mib, exceeded, floor)
     if stated != rule:
         raise ModelError(f"{where}: growth.max_tokens {stated} disagrees with its measurements (the rule of "
-                         f"dualdecomp.models.joint.growth gives {rule}): rerun benchmarks/memory.py --fit "
-                         "--write")
+                         f"dualdecomp.models.configuration.growth gives {rule}): rerun benchmarks/memory.py "
+                         "--fit --write")
     return Growth(time, memory, baseline, lengths, seconds, mib, stated, exceeded, measured)

@@ -50,7 +50,7 @@ from dualdecomp.solvers.ngram import Trigram
 
 
 @dataclass(frozen=True)
-class JointTrainingConfig:
+class CotrainingConfig:
     """Hyper-parameters of joint training.
 
     Attributes
@@ -105,7 +105,7 @@ class JointTrainingConfig:
 
 
 @dataclass(frozen=True)
-class JointItem:
+class CotrainingItem:
     """One parsed sentence: its bigram and dependency features and gold structures."""
 
     item: CorpusItem
@@ -115,7 +115,7 @@ class JointItem:
 
 
 @dataclass(frozen=True)
-class JointPrediction:
+class CotrainingPrediction:
     """A joint decode: the kept tokens, their best tree, whether the engine certified it, and the
     dependency potentials (A, S) it was decoded with."""
 
@@ -126,7 +126,7 @@ class JointPrediction:
 
 
 @dataclass(frozen=True)
-class JointDevScore:
+class CotrainingDevScore:
     """Dev scores of one set of joint weights."""
 
     bigram_f1: tuple[float, ...]
@@ -139,19 +139,19 @@ class JointDevScore:
 
 
 @dataclass
-class JointDecoder:
-    """Decodes :class:`JointItem` s under concatenated weights ``[w_bigram ; w_dependency]``."""
+class CotrainingDecoder:
+    """Decodes :class:`CotrainingItem` s under concatenated weights ``[w_bigram ; w_dependency]``."""
 
     bigram_size: int
     lm: object | None
-    config: JointTrainingConfig
+    config: CotrainingConfig
     _tensors: dict = field(default_factory=dict)
 
     def split(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The bigram and dependency parts of a joint weight vector."""
         return w[: self.bigram_size], w[self.bigram_size:]
 
-    def components(self, item: JointItem, w: np.ndarray) -> tuple[list, np.ndarray, np.ndarray | None]:
+    def components(self, item: CotrainingItem, w: np.ndarray) -> tuple[list, np.ndarray, np.ndarray | None]:
         """The weighted components of ``item`` and the dependency potentials (A, S)."""
         wb, wd = self.split(w)
         A, S = item.dependency.potentials(wd)
@@ -160,15 +160,15 @@ class JointDecoder:
             comps.append(Trigram(self.config.lm_weight * self.lm.trigram_tensor(item.item.text)))
         return comps, A, S
 
-    def decode(self, item: JointItem, w: np.ndarray, length: int) -> JointPrediction:
+    def decode(self, item: CotrainingItem, w: np.ndarray, length: int) -> CotrainingPrediction:
         """The joint argmax at ``length`` kept tokens (see the module docstring)."""
         comps, A, S = self.components(item, w)
         res = decode(comps, length=length, max_iterations=self.config.max_iterations,
                      time_limit=self.config.time_limit, length_method="auto")
         keep = np.asarray(res.keep, dtype=bool)
-        return JointPrediction(keep, best_tree(A, S, keep), bool(res.certified), (A, S))
+        return CotrainingPrediction(keep, best_tree(A, S, keep), bool(res.certified), (A, S))
 
-    def dev_score(self, w: np.ndarray, parts: Sequence[Sequence[JointItem]]) -> JointDevScore:
+    def dev_score(self, w: np.ndarray, parts: Sequence[Sequence[CotrainingItem]]) -> CotrainingDevScore:
         """Bigram F1 at every reference's length, per dev file, and the share certified."""
         f1s, certs = [], []
         for part in parts:
@@ -177,7 +177,7 @@ class JointDecoder:
                 if not it.golds:
                     continue
 
-                def keep_at(length: int, it: JointItem = it, certified: list = certified) -> np.ndarray:
+                def keep_at(length: int, it: CotrainingItem = it, certified: list = certified) -> np.ndarray:
                     pred = self.decode(it, w, length)
                     certified.append(pred.certified)
                     return pred.keep
@@ -186,10 +186,10 @@ class JointDecoder:
                                                          keep_at))
             f1s.append(float(np.mean(per_sentence)) if per_sentence else float("nan"))
             certs.append(float(np.mean(certified)) if certified else float("nan"))
-        return JointDevScore(tuple(f1s), tuple(certs))
+        return CotrainingDevScore(tuple(f1s), tuple(certs))
 
 
-def joint_vector(item: JointItem, keep: np.ndarray, heads: np.ndarray, bigram_size: int
+def cotraining_vector(item: CotrainingItem, keep: np.ndarray, heads: np.ndarray, bigram_size: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The joint feature vector φ(keep, tree) as (indices, values) over ``[w_bigram ; w_dependency]``.
 
@@ -202,15 +202,15 @@ def joint_vector(item: JointItem, keep: np.ndarray, heads: np.ndarray, bigram_si
     return np.concatenate((bi, di[used] + bigram_size)), np.concatenate((bv, dv[used]))
 
 
-def prepare_joint(items: Sequence[CorpusItem], bigram: BigramModel, dependency: DependencyModel,
-                  progress: Callable[[int], None] | None = None) -> list[JointItem]:
+def prepare_cotraining(items: Sequence[CorpusItem], bigram: BigramModel, dependency: DependencyModel,
+                  progress: Callable[[int], None] | None = None) -> list[CotrainingItem]:
     """Parse items (and their references) and compute both feature sets and the gold structures."""
     parsed, _ = prepare_items(items, dependency, "compression", progress)
-    return [JointItem(p.item, bigram.features(p.sentence), p.features, p.golds) for p in parsed]
+    return [CotrainingItem(p.item, bigram.features(p.sentence), p.features, p.golds) for p in parsed]
 
 
 @dataclass(frozen=True)
-class JointTrainingResult:
+class CotrainingResult:
     """Jointly trained component models and the training record."""
 
     bigram: BigramModel
@@ -219,11 +219,11 @@ class JointTrainingResult:
     meta: dict
 
 
-def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_files: Sequence[str],
-                dev_files: Sequence[str], config: JointTrainingConfig,
+def cotrain(bigram: BigramModel, dependency: DependencyModel, lm, train_files: Sequence[str],
+                dev_files: Sequence[str], config: CotrainingConfig,
                 log: Callable[[str], None] | None = None,
                 progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
-                ) -> JointTrainingResult:
+                ) -> CotrainingResult:
     """Train McDonald + dependency jointly, with the engine decoding inside the perceptron loop.
 
     Parameters
@@ -234,7 +234,7 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
         The LM component (weight ``config.lm_weight``), or None.
     train_files, dev_files : sequences of paths
         Corpora in the project JSONL format; ``dev_files`` chooses the epoch (epoch 0 = the start).
-    config : JointTrainingConfig
+    config : CotrainingConfig
     log : callable, optional
         Receives progress messages.
     progress_factory : callable, optional
@@ -242,7 +242,7 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
 
     Returns
     -------
-    JointTrainingResult
+    CotrainingResult
         Models with the weights of the best dev epoch; ``meta`` records the per-epoch dev scores.
     """
     say = log or (lambda _msg: None)
@@ -253,8 +253,8 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
     train_sets, dev_sets = read_corpora(train_files, config.limit), read_corpora(dev_files, config.dev_limit)
     total = sum(map(len, train_sets)) + sum(map(len, dev_sets))
     bar = progress_factory(total, "parsing") if progress_factory else None
-    train_items = prepare_joint([it for s in train_sets for it in s], bigram, dependency, bar)
-    dev_parts = [prepare_joint(s, bigram, dependency, bar) for s in dev_sets]
+    train_items = prepare_cotraining([it for s in train_sets for it in s], bigram, dependency, bar)
+    dev_parts = [prepare_cotraining(s, bigram, dependency, bar) for s in dev_sets]
     examples = [(it, g) for it in train_items if it.item.n <= config.max_tokens for g in it.golds]
     skipped = sum(len(it.golds) for it in train_items if it.item.n > config.max_tokens)
     say(f"{len(train_items)} training sentences, {len(examples)} examples ({skipped} references of sentences "
@@ -262,31 +262,31 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
         f"(prepared in {time.perf_counter() - start:.1f} s)")
 
     nb = bigram.weights.size
-    decoder = JointDecoder(nb, lm if config.lm_weight > 0 else None, config)
+    decoder = CotrainingDecoder(nb, lm if config.lm_weight > 0 else None, config)
     initial = np.concatenate((bigram.weights, config.dependency_weight * dependency.weights))
     counts = {"certified": 0, "total": 0}
     epoch_log: list[dict] = []
 
-    def run_decode(ex: tuple[JointItem, GoldStructure], w: np.ndarray) -> JointPrediction:
+    def run_decode(ex: tuple[CotrainingItem, GoldStructure], w: np.ndarray) -> CotrainingPrediction:
         it, g = ex
         pred = decoder.decode(it, w, g.length)
         counts["certified"] += pred.certified
         counts["total"] += 1
         return pred
 
-    def mistaken(ex: tuple[JointItem, GoldStructure], pred: JointPrediction) -> bool:
+    def mistaken(ex: tuple[CotrainingItem, GoldStructure], pred: CotrainingPrediction) -> bool:
         if config.tree == "latent":
             return not np.array_equal(pred.keep, ex[1].keep)
         return not np.array_equal(pred.heads, ex[1].heads)
 
-    def difference(ex: tuple[JointItem, GoldStructure], pred: JointPrediction
+    def difference(ex: tuple[CotrainingItem, GoldStructure], pred: CotrainingPrediction
                    ) -> tuple[np.ndarray, np.ndarray]:
         it, g = ex
         heads = g.heads
         if config.tree == "latent":
             heads = best_tree(*pred.potentials, g.keep)  # under the weights of this decode
-        gi, gv = joint_vector(it, g.keep, heads, nb)
-        pi, pv = joint_vector(it, pred.keep, pred.heads, nb)
+        gi, gv = cotraining_vector(it, g.keep, heads, nb)
+        pi, pv = cotraining_vector(it, pred.keep, pred.heads, nb)
         return np.concatenate((gi, pi)), config.step * np.concatenate((gv, -pv))
 
     def on_epoch(epoch: int, avg: np.ndarray) -> float | None:
@@ -331,4 +331,4 @@ def train_joint(bigram: BigramModel, dependency: DependencyModel, lm, train_file
     b = BigramModel(np.array(wb), bigram.hash_bits, bigram.lexical, bigram.lm, {**bigram.meta, "joint": meta})
     d = DependencyModel(np.array(wd), dependency.hash_bits, dependency.second_order, dependency.lexical,
                         {**dependency.meta, "joint": meta})
-    return JointTrainingResult(b, d, reports, meta)
+    return CotrainingResult(b, d, reports, meta)
