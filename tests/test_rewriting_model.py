@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.trees import Tree, leaf, preterminal
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, rule_feature_strings
+from dualdecomp.models.rewriting.lm_matrix import scaled_lm
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import (
     RewriteDecoder,
@@ -22,7 +23,7 @@ from dualdecomp.models.rewriting.model import (
     load_rewrite_decoder,
     save_rewrite_model,
 )
-from dualdecomp.models.rewriting.training import hyperedge_losses, make_example, scaled_lm, train_rewriter
+from dualdecomp.models.rewriting.training import hyperedge_losses, make_example, train_rewriter
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, train_ssvm
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
@@ -32,7 +33,7 @@ from dualdecomp.solvers.rewriting import (
     rewriting_coverage_rules,
     save_rewrite_grammar,
 )
-from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag
+from dualdecomp.solvers.transducer import NODE, WORD, Frag
 
 
 def _tree() -> Tree:
@@ -46,8 +47,8 @@ def _tree() -> Tree:
 
 def _substitution() -> RewriteRule:
     """⟨VBD, VBD⟩ → ⟨purchased, bought⟩."""
-    return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)), Frag(NODE, "VBD", (Frag(WORD, "bought"),)),
-                       (), (0,), frozenset({"lexical"}), 3)
+    return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)),
+                       Frag(NODE, "VBD", (Frag(WORD, "bought"),)), (), (0,), frozenset({"lexical"}), 3)
 
 
 def _grammar() -> RewriteGrammar:
@@ -189,7 +190,8 @@ def test_model_round_trip(tmp_path):
     save_rewrite_grammar(grammar, tmp_path / "grammar.bin")
     decoder = load_rewrite_decoder(tmp_path)
     assert np.array_equal(decoder.model.weights, w) and decoder.model.meta == {"note": "test"}
-    direct = RewriteDecoder(RewriteModel(w, 12), grammar, None, RewriteFeaturiser(12, decoder.featuriser.stats))
+    direct = RewriteDecoder(RewriteModel(w, 12), grammar, None,
+                            RewriteFeaturiser(12, decoder.featuriser.stats))
     a, b = decoder.rewrite(_tree()), direct.rewrite(_tree())
     assert a.words == b.words and a.score == pytest.approx(b.score) and a.certified
     assert "bought" in a.words

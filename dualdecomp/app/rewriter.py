@@ -38,8 +38,8 @@ from dualdecomp.data.locations import rewrite_model_dir
 from dualdecomp.data.parsing import parse_text
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
-from dualdecomp.models.rewriting.model import RewriteDecoder, hyperedge_scores, load_rewrite_decoder
-from dualdecomp.solvers.rewriting import Budget, Operations, decode
+from dualdecomp.models.rewriting.model import RewriteDecoder, load_rewrite_decoder
+from dualdecomp.solvers.rewriting import Budget, Operations
 
 if TYPE_CHECKING:
     # lazy: for the annotation only (the batch imports this module)
@@ -256,8 +256,7 @@ class Rewriter:
         hg = dec.hypergraph(from_dependency(sentence))
         if deadline is not None:
             deadline.check("building the derivation forest")
-        der = decode(hg, hyperedge_scores(hg, dec.model.weights, dec.featuriser), dec.lm_matrix(hg), budget,
-                     dec.max_states)
+        der = dec.decode(hg, budget)
         seconds = perf_counter() - start
         rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
         return Rewrite(text=detokenise(sentence, np.ones(sentence.n, dtype=bool)), rewrite=der.text,

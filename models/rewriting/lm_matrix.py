@@ -15,7 +15,7 @@ import numpy as np
 
 from dualdecomp.models.lm import LanguageModel
 
-__all__ = ["bigram_matrix"]
+__all__ = ["bigram_matrix", "scaled_lm"]
 
 
 def bigram_matrix(lm: LanguageModel, vocab: Sequence[str]) -> np.ndarray:
@@ -48,3 +48,12 @@ def bigram_matrix(lm: LanguageModel, vocab: Sequence[str]) -> np.ndarray:
         for j, target in zip(cols, targets, strict=True):
             row[j] = model.BaseScore(state, target, scratch)
     return out
+
+
+def scaled_lm(matrix: np.ndarray | None, weight: float) -> np.ndarray | None:
+    """``weight`` × a bigram matrix, its forbidden (−inf) entries kept forbidden whatever the sign of
+    ``weight`` (None for no matrix or weight 0)."""
+    if matrix is None or weight == 0.0:
+        return None
+    finite = np.isfinite(matrix)
+    return np.where(finite, weight * np.where(finite, matrix, 0.0), -np.inf)

@@ -30,7 +30,7 @@ from dualdecomp.core.model_files import read_json, read_sparse_weights, write_js
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
-from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
 from dualdecomp.solvers.rewriting import (
     Budget,
     RewriteComponent,
@@ -145,7 +145,7 @@ class RewriteDecoder:
         """``lm_weight`` × the bigram matrix of ``hg``'s vocabulary (None without an LM)."""
         if self.lm is None or self.model.lm_weight == 0.0:
             return None
-        return self.model.lm_weight * bigram_matrix(self.lm, hg.vocab)
+        return scaled_lm(bigram_matrix(self.lm, hg.vocab), self.model.lm_weight)
 
     def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
         """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
@@ -155,11 +155,14 @@ class RewriteDecoder:
         scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
         return RewriteComponent(hg, scores, self.lm_matrix(hg), budget)
 
-    def rewrite(self, tree: Tree, budget: Budget | None = None) -> RewriteDerivation:
-        """The best rewrite of ``tree`` (exact unless ``max_states`` pruned)."""
-        hg = self.hypergraph(tree)
+    def decode(self, hg: RewriteHypergraph, budget: Budget | None = None) -> RewriteDerivation:
+        """The best derivation in ``hg`` under the model and its LM (exact unless ``max_states`` pruned)."""
         scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
         return decode(hg, scores, self.lm_matrix(hg), budget, self.max_states)
+
+    def rewrite(self, tree: Tree, budget: Budget | None = None) -> RewriteDerivation:
+        """The best rewrite of ``tree``: :meth:`decode` of its :meth:`hypergraph`."""
+        return self.decode(self.hypergraph(tree), budget)
 
 
 def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file: str = "grammar.bin",

@@ -21,7 +21,7 @@ import numpy as np
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel
 from dualdecomp.models.rewriting.features import RewriteFeaturiser
-from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
 from dualdecomp.models.rewriting.loss import ReferenceShares
 from dualdecomp.models.rewriting.model import hyperedge_counts, hyperedge_scores, lm_index, rules_for
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, sparse_sum, train_ssvm
@@ -75,13 +75,6 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
         drops = hg.drop_idx[hg.drop_ptr[e]:hg.drop_ptr[e + 1]]
         out[e] = write[codes[codes >= 0]].sum() + delete[drops].sum()
     return out
-
-
-def scaled_lm(matrix: np.ndarray | None, weight: float) -> np.ndarray | None:
-    """``weight`` × a bigram matrix, its forbidden (−inf) entries kept forbidden (None for weight 0)."""
-    if matrix is None or weight == 0.0:
-        return None
-    return np.where(np.isfinite(matrix), weight * np.where(np.isfinite(matrix), matrix, 0.0), -np.inf)
 
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
