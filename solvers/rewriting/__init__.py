@@ -8,6 +8,7 @@ from dualdecomp.solvers.rewriting.chart import (
     decode,
     derivation_score,
 )
+from dualdecomp.solvers.rewriting.component import RewriteComponent, restrict_hypergraph, used_tokens
 from dualdecomp.solvers.rewriting.grammar import (
     ORIGINS,
     RewriteGrammar,
@@ -21,8 +22,9 @@ from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, build_rew
 from dualdecomp.solvers.rewriting.rules import OPERATIONS, Operations, RewriteRule, reordered_count
 from dualdecomp.solvers.rewriting.text import detokenise_words, joins_left, text_chars
 
-__all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteDerivation",
+__all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteComponent",
+           "RewriteDerivation",
            "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
            "build_rewrite_hypergraph", "decode", "derivation_score", "detokenise_words", "from_deletion_rule",
-           "joins_left", "load_rewrite_grammar", "reordered_count", "rewriting_coverage_rules",
-           "save_rewrite_grammar", "text_chars"]
+           "joins_left", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
+           "rewriting_coverage_rules", "save_rewrite_grammar", "text_chars", "used_tokens"]

@@ -19,12 +19,14 @@ __all__ = ["OracleDerivation", "best_rewrite", "enumerate_rewrites"]
 
 @dataclass(frozen=True)
 class OracleDerivation:
-    """One derivation: summed rule scores, target words, operation counts and rule keys (top-down)."""
+    """One derivation: summed rule scores, target words, operation counts, rule keys (top-down) and the
+    source token positions it deletes."""
 
     score: float
     words: tuple[str, ...]
     operations: tuple[int, ...]
     keys: tuple[str, ...]
+    deleted: frozenset[int] = frozenset()
 
 
 def _match(frag: Frag, node: Tree, out: list[tuple[Frag, Tree]]) -> bool:
@@ -113,11 +115,15 @@ def enumerate_rewrites(tree: Tree, rules: Sequence[RewriteRule],
                 continue
             own = _own_operations(rule)
             linked = []
+            gone: set[int] = set()
             for f, sub in fr:
                 if f.kind == VAR and f.kept:
                     linked.append(sub)
                 elif f.kind == VAR:
                     own[1] += len(sub.leaves())
+                    gone.update(sub.indices())
+                elif not f.kept:
+                    gone.add(sub.index)
             tgt = rule.target.frontier()
             tvars = [f for f in tgt if f.kind == VAR]
             options = [derive(linked[rule.links[j]], tv.label) for j, tv in enumerate(tvars)]
@@ -129,7 +135,8 @@ def enumerate_rewrites(tree: Tree, rules: Sequence[RewriteRule],
                 ops = tuple(own[k] + sum(c.operations[k] for c in combo) for k in range(len(OPERATIONS)))
                 total = score(rule, pre[id(node)]) + sum(c.score for c in combo)
                 keys_below = itertools.chain.from_iterable(c.keys for c in combo)
-                found.append(OracleDerivation(total, tuple(words), ops, (rule.key, *keys_below)))
+                deleted = frozenset(gone.union(*(c.deleted for c in combo)))
+                found.append(OracleDerivation(total, tuple(words), ops, (rule.key, *keys_below), deleted))
         memo[key] = found
         return found
 
