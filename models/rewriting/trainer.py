@@ -1,0 +1,56 @@
+"""``dualdecomp train --kind rewriting``: build a rewriting model directory from the rewriting corpus
+(:func:`~dualdecomp.models.rewriting.pipeline.train_rewrite_model`; ``make rewrite-model`` runs it with
+the embedded model's settings). Not a component kind: the rewriting model is a task's model, decoded by
+``dualdecomp rewrite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dualdecomp.core.errors import InputError
+from dualdecomp.models.registry import Trainer, TrainingContext
+from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings, train_rewrite_model
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``dualdecomp train --kind rewriting``."""
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="the rewriting corpus folder (train.jsonl, dev.jsonl), "
+                             "e.g. ../shared/data/rewriting")
+    parser.add_argument("--out", required=True, metavar="DIR", help="the model directory to write")
+    parser.add_argument("--cache", default=".cache/rewriting", metavar="DIR",
+                        help="where the parses are cached (default: %(default)s)")
+    parser.add_argument("--lm-corpus", nargs="*", default=[], metavar="FILE",
+                        help="more sentences for the target LM besides the training references "
+                             "(e.g. the Google training .tsv.gz files)")
+    parser.add_argument("--delete-weight", type=float, default=1.0, metavar="BETA",
+                        help="beta of the loss: the price of deleting a word the references keep "
+                             "(default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
+    parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
+    parser.add_argument("--min-count", type=int, default=2,
+                        help="drop extracted rules seen fewer times (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="train on the first N sources only")
+    parser.add_argument("--dev-limit", type=int, default=None, metavar="N",
+                        help="choose the epoch on the first N dev sources only")
+    parser.add_argument("--seed", type=int, default=0, help="example order (default: %(default)s)")
+
+
+def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
+    """Train and write the model directory; return a short report."""
+    if args.epochs < 1 or args.min_count < 1 or not args.delete_weight >= 0:
+        raise InputError("--epochs and --min-count must be >= 1 and --delete-weight >= 0")
+    settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
+                                       google=tuple(args.lm_corpus), limit=args.limit,
+                                       dev_limit=args.dev_limit, min_count=args.min_count,
+                                       epochs=args.epochs, lam=args.lam, seed=args.seed,
+                                       delete_weight=args.delete_weight)
+    out = train_rewrite_model(settings, say=context.log)
+    return {"model": str(out)}
+
+
+TRAINER = Trainer(summary="the rewriting model (Cohn & Lapata 2008 transducer): grammar, target LM and "
+                          "SSVM weights from the rewriting corpus (dualdecomp rewrite)",
+                  add_arguments=add_arguments, train=train_from_options)
