@@ -65,6 +65,7 @@ def ceiling(tmp_path_factory):
     shutil.copytree(DEFAULT, bomb)
     # reach the decompression itself (the checksum refuses first)
     (bomb / "t3" / "MANIFEST.json").unlink(missing_ok=True)
+    (bomb / "t3" / "grammar.bin").unlink()  # a JSON grammar is read when there is no binary one
     _gzip_bomb(bomb / "t3" / "grammar.json.gz", 1 << 30)
     assert (bomb / "t3" / "grammar.json.gz").stat().st_size < 2 << 20
     cases = [

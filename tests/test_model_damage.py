@@ -64,11 +64,11 @@ def test_damaged_t3_model_exits_3(t3_model, damage, capsys) -> None:
         (t3_model / "configs" / "t3.json").write_text('{"version": ' + "1" * 5000 + "}")
     elif damage == "deflate-weights":
         _corrupt_deflate(t3 / "weights.npz")
-    elif damage == "deflate-grammar":
-        raw = bytearray((t3 / "grammar.json.gz").read_bytes())
+    elif damage == "deflate-grammar":  # the binary grammar's header and compressed payload
+        raw = bytearray((t3 / "grammar.bin").read_bytes())
         for k in range(40, 400):
             raw[k] ^= 0x5A
-        (t3 / "grammar.json.gz").write_bytes(bytes(raw))
+        (t3 / "grammar.bin").write_bytes(bytes(raw))
     elif damage == "npy-as-npz":
         buf = io.BytesIO()
         np.save(buf, np.arange(10.0))
@@ -76,9 +76,10 @@ def test_damaged_t3_model_exits_3(t3_model, damage, capsys) -> None:
     elif damage == "truncated-weights":
         data = (t3 / "weights.npz").read_bytes()
         (t3 / "weights.npz").write_bytes(data[: len(data) // 2])
-    else:
+    else:  # a directory with a JSON grammar (written before the binary format), deeply nested
         import gzip
 
+        (t3 / "grammar.bin").unlink()
         (t3 / "grammar.json.gz").write_bytes(gzip.compress(('{"format": ' + DEEP + "}").encode()))
     code, err = _run(t3_model, "t3", capsys)
     assert code == 3, err

@@ -118,7 +118,7 @@ COMPRESSION_CASES = [
     ("neural/weights.npz", "neural", "neural", "npz"),
     ("t3/model.json", "t3", "t3", "json"),
     ("t3/weights.npz", "t3", "t3", "npz"),
-    ("t3/grammar.json.gz", "t3", "t3", "npz"),
+    ("t3/grammar.bin", "t3", "t3", "npz"),
 ]
 ORDER_CASES = [
     ("model.json", "order", ".", "json"),

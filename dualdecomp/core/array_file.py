@@ -6,13 +6,18 @@ Layout (little-endian)::
     bytes 8..39   sha256 of every byte from offset 40 to the end of the file
     bytes 40..47  header length H (uint64)
     bytes 48..    header: UTF-8 JSON {"format", "version", "meta", "arrays": {name: [dtype, shape, offset]}}
+                  (+ "compression": "zlib" and "payload_bytes" for a compressed payload)
     ...           zero padding to a multiple of 64, then the payload: each array's bytes at its offset
-                  (relative to the payload start, 64-aligned), C order
+                  (relative to the payload start, 64-aligned), C order; or, compressed, the zlib stream
+                  of that payload
 
 :func:`read_array_file` maps the file read-only (``mmap``), checks the sha256 (so a flipped byte anywhere
 after the digest, header or payload, is a :class:`~dualdecomp.core.errors.ModelError` naming the file),
 and returns the arrays as read-only views of the mapping: nothing is copied, pages are read on use and
-shared between processes. Only plain numeric dtypes are accepted (never objects, never pickle).
+shared between processes. A compressed file (``write_array_file(..., compress=True)``: small enough to
+ship in the repository) is inflated once on load instead, into private memory (capped at the limit's
+size): the arrays are then views of that copy, not of the mapping. Only plain numeric dtypes are
+accepted (never objects, never pickle).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import mmap
 import os
 import struct
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,13 +58,16 @@ class ArrayFile:
     meta : dict
         The writer's JSON metadata.
     arrays : dict of str to numpy.ndarray
-        Read-only views of the memory mapping.
+        Read-only views of the memory mapping (of the inflated payload when ``compressed``).
+    compressed : bool
+        Whether the payload was stored zlib-compressed.
     """
 
     format: str
     version: int
     meta: dict[str, Any]
     arrays: dict[str, np.ndarray]
+    compressed: bool = False
 
 
 def _pad(n: int) -> int:
@@ -66,10 +75,23 @@ def _pad(n: int) -> int:
 
 
 def write_array_file(path: str | os.PathLike[str], format: str, version: int, meta: Mapping[str, Any],
-                     arrays: Mapping[str, np.ndarray]) -> Path:
+                     arrays: Mapping[str, np.ndarray], compress: bool = False) -> Path:
     """Write named arrays and JSON metadata into one array file, atomically (module docstring).
 
-    The same input always gives the same bytes.
+    The same input always gives the same bytes (with ``compress``: under the same zlib version).
+
+    Parameters
+    ----------
+    path : path
+    format, version : str, int
+        Stored in the header; :func:`read_array_file` checks them.
+    meta : mapping
+        JSON metadata.
+    arrays : mapping of str to numpy.ndarray
+        Plain numeric arrays.
+    compress : bool
+        Store the payload as one zlib stream (level 9): a smaller file, inflated once on load instead of
+        memory-mapped.
 
     Returns
     -------
@@ -89,11 +111,15 @@ def write_array_file(path: str | os.PathLike[str], format: str, version: int, me
         table[name] = [dtype.str, list(a.shape), offset]
         blobs.append(data + b"\0" * _pad(len(data)))
         offset += len(data) + _pad(len(data))
-    header = json.dumps({"format": format, "version": version, "meta": dict(meta), "arrays": table},
-                        sort_keys=True, ensure_ascii=False).encode("utf-8")
+    doc: dict[str, Any] = {"format": format, "version": version, "meta": dict(meta), "arrays": table}
+    payload = b"".join(blobs)
+    if compress:
+        doc["compression"], doc["payload_bytes"] = "zlib", len(payload)
+        payload = zlib.compress(payload, 9)
+    header = json.dumps(doc, sort_keys=True, ensure_ascii=False).encode("utf-8")
     head = struct.pack("<Q", len(header)) + header
     head += b"\0" * _pad(_HLEN_AT + len(head))
-    body = head + b"".join(blobs)
+    body = head + payload
     digest = hashlib.sha256(body).digest()
     atomic_write_bytes(out, lambda fh: (fh.write(MAGIC), fh.write(digest), fh.write(body)))
     return out
@@ -123,8 +149,9 @@ def read_array_file(path: str | os.PathLike[str], format: str, version: int,
     Raises
     ------
     ModelError
-        Missing, refused, truncated, bad magic, checksum mismatch, wrong format or version, or a malformed
-        array table; the message names the file.
+        Missing, refused, truncated, bad magic, checksum mismatch, wrong format or version, a malformed
+        array table, or a compressed payload that does not inflate to its stated size (or to more than
+        the limit's size); the message names the file.
     """
     name = os.fspath(path)
     try:
@@ -163,6 +190,13 @@ def read_array_file(path: str | os.PathLike[str], format: str, version: int,
         raise ModelError(f"{name}: header lacks meta or arrays")
     start = _HEADER_AT + hlen
     start += _pad(start)
+    compression = doc.get("compression")
+    buffer: Any = mm
+    if compression is not None:
+        buffer = _inflate(name, doc, view[start:], limit)
+        view.release()
+        mm.close()  # the arrays are views of the inflated copy
+        start, size = 0, len(buffer)
     arrays: dict[str, np.ndarray] = {}
     for key, spec in table.items():
         try:
@@ -173,8 +207,27 @@ def read_array_file(path: str | os.PathLike[str], format: str, version: int,
             count = int(np.prod(shape, dtype=np.int64)) if shape else 1
             if not isinstance(off, int) or off < 0 or start + off + count * dtype.itemsize > size:
                 raise ValueError("array runs past the end of the file")
-            arr = np.frombuffer(mm, dtype=dtype, count=count, offset=start + off).reshape(shape)
+            arr = np.frombuffer(buffer, dtype=dtype, count=count, offset=start + off).reshape(shape)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"{name}: bad array {key!r} ({exc})") from None
         arrays[key] = arr
-    return ArrayFile(format, version, meta, arrays)
+    return ArrayFile(format, version, meta, arrays, compression is not None)
+
+
+def _inflate(name: str, doc: dict[str, Any], data: memoryview, limit: FileLimit) -> bytes:
+    """The payload of a compressed array file (the caller checked the checksum)."""
+    if doc.get("compression") != "zlib":
+        raise ModelError(f"{name}: compression {doc.get('compression')!r} not supported (expected 'zlib')")
+    expected = doc.get("payload_bytes")
+    if not isinstance(expected, int) or isinstance(expected, bool) or not 0 <= expected <= limit.max_bytes:
+        raise ModelError(f"{name}: bad payload size {expected!r} (at most {limit.max_bytes} bytes)")
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(data, expected + 1)
+    except zlib.error as exc:
+        raise ModelError(f"{name}: corrupted compressed payload ({exc})") from None
+    finally:
+        data.release()
+    if len(out) != expected or not inflater.eof:
+        raise ModelError(f"{name}: the compressed payload does not inflate to its stated {expected} bytes")
+    return out

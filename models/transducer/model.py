@@ -1,8 +1,9 @@
 """A trained T3 model: grammar + hashed rule weights, saved as a directory of JSON/npz files.
 
 Directory layout: ``model.json`` (format ``dualdecomp-t3``, version, hash_bits, lm_weight, meta),
-``grammar.json.gz`` (``dualdecomp.solvers.transducer.grammar.save_grammar``, gzip-compressed JSON; an
-uncompressed ``grammar.json`` is read too) and ``weights.npz`` (non-zero ``indices``/``values``).
+``grammar.bin`` (``dualdecomp.solvers.transducer.grammar.save_grammar``, the binary grammar: loads in well
+under a second, each rule decoded and checked on first use; a directory written before it, with
+``grammar.json.gz`` or ``grammar.json``, is read too) and ``weights.npz`` (non-zero ``indices``/``values``).
 Everything is validated on load (ModelError).
 """
 
@@ -35,7 +36,8 @@ __all__ = ["TransducerModel", "load_t3", "save_t3", "source_tree"]
 
 FORMAT = "dualdecomp-t3"
 VERSION = 1
-GRAMMAR_FILE = "grammar.json.gz"
+GRAMMAR_FILE = "grammar.bin"
+OLD_GRAMMAR_FILES = ("grammar.json.gz", "grammar.json")  # read when there is no grammar.bin
 
 
 @dataclass
@@ -113,6 +115,8 @@ def save_t3(model: TransducerModel, directory: str | os.PathLike[str]) -> Path:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     save_grammar(model.grammar, out / GRAMMAR_FILE)
+    for name in OLD_GRAMMAR_FILES:  # superseded: the directory holds one grammar
+        (out / name).unlink(missing_ok=True)
     write_sparse_weights(out / "weights.npz", model.weights)
     write_json(out / "model.json", {"format": FORMAT, "version": VERSION, "hash_bits": model.hash_bits,
                                     "lm_weight": model.lm_weight, "meta": model.meta})
@@ -124,8 +128,9 @@ _GRAMMARS: dict[tuple[str, int, int], Grammar] = {}
 
 
 def _cached_grammar(path: Path) -> Grammar:
-    """:func:`load_grammar`, read once per process for an unchanged file (large grammars take minutes to
-    parse; the configurations of one model directory share its T3 model). Decoding never changes it."""
+    """:func:`load_grammar`, read once per process for an unchanged file (a large JSON grammar takes
+    minutes to parse, and a binary one keeps the rules it decoded; the configurations of one model
+    directory share its T3 model). Decoding never changes it."""
     try:
         st = path.stat()
     except OSError:
@@ -154,6 +159,7 @@ def load_t3(directory: str | os.PathLike[str]) -> TransducerModel:
         raise ModelError(f"{d}/model.json: lm_weight must be a finite number")
     w = read_sparse_weights(d / "weights.npz", 1 << bits)  # before the grammar: cheap checks first
     verify_files(d / "model.json", d / "weights.npz")
-    plain, packed = d / "grammar.json", d / GRAMMAR_FILE
-    grammar = _cached_grammar(plain if plain.exists() and not packed.exists() else packed)
+    grammar_path = next((d / name for name in (GRAMMAR_FILE, *OLD_GRAMMAR_FILES) if (d / name).exists()),
+                        d / GRAMMAR_FILE)
+    grammar = _cached_grammar(grammar_path)
     return TransducerModel(grammar, w, bits, float(lm_weight), dict(spec.get("meta") or {}))

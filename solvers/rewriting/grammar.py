@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,12 @@ from dualdecomp.solvers.transducer import (
     WORD,
     FragEncoder,
     Rule,
+    RuleTable,
     coverage_rules,
     decode_frag,
     decode_strings,
     key_hash,
+    production_index,
 )
 
 __all__ = ["FORMAT", "ORIGINS", "RewriteGrammar", "RewriteGrammarConfig", "from_deletion_rule",
@@ -151,7 +153,7 @@ class _Store:
         return rule
 
 
-class RewriteGrammar:
+class RewriteGrammar(RuleTable[RewriteRule]):
     """Rewriting rules indexed by the CFG production at their source root.
 
     Parameters
@@ -162,99 +164,18 @@ class RewriteGrammar:
     """
 
     def __init__(self, rules: Sequence[RewriteRule] = (), config: RewriteGrammarConfig | None = None) -> None:
+        super().__init__()
         self.config = config or RewriteGrammarConfig()
-        self._rules: list[RewriteRule | None] = []
-        self._ids: dict[str, int] = {}
-        self._by_production: dict[str, list[int]] = {}
-        self._store: _Store | None = None
-        self._hashes: np.ndarray | None = None  # sorted key hashes of the stored rules
-        self._hash_ids: np.ndarray | None = None
         for r in rules:
             self.add(r)
-
-    def __len__(self) -> int:
-        return len(self._rules)
 
     def __repr__(self) -> str:
         return f"RewriteGrammar({len(self)} rules)"
 
-    def rule(self, i: int) -> RewriteRule:
-        """Rule ``i`` (decoded from the file on first use)."""
-        r = self._rules[i]
-        if r is None:
-            assert self._store is not None
-            r = self._rules[i] = self._store.decode(i)
-        return r
-
-    @property
-    def rules(self) -> Sequence[RewriteRule]:
-        """All rules, by id (a read-only view)."""
-        return _RuleView(self)
-
-    def __iter__(self) -> Iterator[RewriteRule]:
-        return (self.rule(i) for i in range(len(self)))
-
-    def find(self, key: str) -> int | None:
-        """Id of the rule with that key, or None."""
-        rid = self._ids.get(key)
-        if rid is not None or self._hashes is None:
-            return rid
-        assert self._hash_ids is not None
-        h = key_hash(key)
-        lo = int(np.searchsorted(self._hashes, h, side="left"))
-        hi = int(np.searchsorted(self._hashes, h, side="right"))
-        for k in range(lo, hi):
-            rid = int(self._hash_ids[k])
-            if self.rule(rid).key == key:
-                self._ids[key] = rid
-                return rid
-        return None
-
-    def add(self, rule: RewriteRule) -> int:
-        """Add a rule, merged with an existing one of the same key (origins united, counts added);
-        returns its id."""
-        key = rule.key
-        rid = self.find(key)
-        if rid is not None:
-            old = self.rule(rid)
-            self._rules[rid] = RewriteRule(old.source, old.target, old.links, old.word_links,
-                                           old.origins | rule.origins, old.count + rule.count)
-            return rid
-        rid = len(self._rules)
-        self._rules.append(rule)
-        self._ids[key] = rid
-        self._by_production.setdefault(rule.production(), []).append(rid)
-        return rid
-
-    def candidates(self, production: str) -> list[int]:
-        """Ids of the rules whose source root has this production (they may still fail deeper)."""
-        return self._by_production.get(production, [])
-
-    def productions(self) -> list[str]:
-        """The indexed productions."""
-        return list(self._by_production)
-
-    def validate(self) -> None:
-        """Decode and check every rule (a loaded grammar decodes lazily). Raises ModelError."""
-        for i in range(len(self)):
-            self.rule(i)
-
-
-class _RuleView(Sequence[RewriteRule]):
-    def __init__(self, grammar: RewriteGrammar) -> None:
-        self._g = grammar
-
-    def __len__(self) -> int:
-        return len(self._g)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self._g.rule(k) for k in range(*i.indices(len(self._g)))]
-        if i < 0:
-            i += len(self._g)
-        if not 0 <= i < len(self._g):
-            raise IndexError(i)
-        return self._g.rule(i)
+    def merge(self, old: RewriteRule, new: RewriteRule) -> RewriteRule:
+        """Origins united, counts added."""
+        return RewriteRule(old.source, old.target, old.links, old.word_links, old.origins | new.origins,
+                           old.count + new.count)
 
 
 def save_rewrite_grammar(grammar: RewriteGrammar, path: str | os.PathLike[str]) -> Path:
@@ -357,16 +278,8 @@ def load_rewrite_grammar(path: str | os.PathLike[str], validate: bool = False) -
         raise ModelError(f"{where}: malformed grammar arrays")
     verify_file(path)
     grammar = RewriteGrammar(config=config)
-    grammar._store = _Store(where, a, strings)
-    grammar._rules = [None] * n
-    grammar._hashes, grammar._hash_ids = a["key_hashes"], a["key_ids"]
-    prod = a["production"]
-    order = np.argsort(prod, kind="stable")
-    uniq, starts = np.unique(prod[order], return_index=True)
-    ends = np.append(starts[1:], n)
-    ids = order.tolist()
-    grammar._by_production = {strings[u]: ids[s:e] for u, s, e in zip(uniq.tolist(), starts.tolist(),
-                                                                       ends.tolist(), strict=True)}
+    grammar.attach(n, _Store(where, a, strings).decode, production_index(a["production"], strings),
+                   a["key_hashes"], key_hash, hash_ids=a["key_ids"])
     if validate:
         grammar.validate()
     return grammar

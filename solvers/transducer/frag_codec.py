@@ -7,6 +7,10 @@ of the label in the string table) and ``node_shapes`` (``uint16``: ``kind | (not
 file: a UTF-8 blob and the byte offsets of each string (``len + 1`` entries). Rule keys are indexed by a
 64-bit BLAKE2b hash (:func:`key_hash`), so a loaded grammar finds a rule by key without decoding the
 others.
+
+The compact form (:meth:`FragEncoder.compact_arrays`, read back by :func:`expand_frag_arrays`) stores the
+tree sizes and string lengths instead of their offsets, each array in the narrowest unsigned dtype that
+holds it (:func:`narrow`): what a zlib-compressed file packs best.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.solvers.transducer.grammar import NODE, VAR, WORD, Frag
+from dualdecomp.solvers.transducer.frag import NODE, VAR, WORD, Frag
 
-__all__ = ["FragEncoder", "decode_frag", "decode_strings", "key_hash"]
+__all__ = ["FragEncoder", "decode_frag", "decode_strings", "expand_frag_arrays", "key_hash", "narrow",
+           "production_index"]
 
 
 def key_hash(key: str) -> int:
@@ -73,6 +78,73 @@ class FragEncoder:
                 "node_shapes": np.array(self._shapes, dtype=np.uint16),
                 "frag_bounds": np.array(self._bounds, dtype=np.int64),
                 "strings": np.frombuffer(b"".join(data), dtype=np.uint8), "string_offsets": offsets}
+
+
+    def compact_arrays(self) -> dict[str, np.ndarray]:
+        """:meth:`arrays` in the compact form (module docstring): ``node_labels``, ``node_shapes``,
+        ``frag_sizes``, ``strings``, ``string_lengths``, each of the narrowest unsigned dtype."""
+        a = self.arrays()
+        return {"node_labels": narrow(a["node_labels"]), "node_shapes": narrow(a["node_shapes"]),
+                "frag_sizes": narrow(np.diff(a["frag_bounds"])), "strings": a["strings"],
+                "string_lengths": narrow(np.diff(a["string_offsets"]))}
+
+
+def narrow(values: np.ndarray | list[int]) -> np.ndarray:
+    """Non-negative integers in the narrowest unsigned dtype holding them (``uint8`` .. ``uint64``)."""
+    a = np.asarray(values, dtype=np.int64)
+    if a.size and int(a.min()) < 0:
+        raise ValueError("narrow: negative values")
+    top = int(a.max()) if a.size else 0
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dtype).max:
+            return a.astype(dtype)
+    return a.astype(np.uint64)
+
+
+def expand_frag_arrays(a: dict[str, np.ndarray], where: str) -> tuple[np.ndarray, list[str]]:
+    """Check the compact tree and string arrays of a loaded file; the tree bounds and the strings.
+
+    Returns
+    -------
+    frag_bounds : numpy.ndarray
+        int64, ``len(frag_sizes) + 1`` entries (the ``bounds`` of :func:`decode_frag`).
+    strings : list of str
+
+    Raises
+    ------
+    ModelError
+        An array missing or not of unsigned integers, an empty tree, sizes that do not add up to the node
+        count, a bad string table (``where`` names the file).
+    """
+    names = ("node_labels", "node_shapes", "frag_sizes", "strings", "string_lengths")
+    for k in names:
+        if k not in a or a[k].ndim != 1 or not np.issubdtype(a[k].dtype, np.unsignedinteger):
+            raise ModelError(f"{where}: array {k!r} missing or not a vector of unsigned integers")
+    sizes = a["frag_sizes"].astype(np.int64)
+    bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    if len(a["node_shapes"]) != len(a["node_labels"]) or bounds[-1] != len(a["node_labels"]) \
+            or bool(np.any(sizes == 0)):
+        raise ModelError(f"{where}: malformed elementary-tree arrays")
+    offsets = np.zeros(len(a["string_lengths"]) + 1, dtype=np.int64)
+    np.cumsum(a["string_lengths"], out=offsets[1:])
+    strings = decode_strings(a["strings"], offsets, where)
+    if bool(np.any(a["node_labels"] >= len(strings))):
+        raise ModelError(f"{where}: a node label out of the string table")
+    return bounds, strings
+
+
+def production_index(production: np.ndarray, strings: list[str]) -> dict[str, list[int]]:
+    """Rule ids by production: ``production[i]`` is the string id of rule ``i``'s production; the ids of
+    each production in increasing order (as a grammar built rule by rule indexes them)."""
+    if not len(production):
+        return {}
+    order = np.argsort(production, kind="stable")
+    uniq, starts = np.unique(production[order], return_index=True)
+    ends = np.append(starts[1:], len(production))
+    ids = order.tolist()
+    spans = zip(uniq.tolist(), starts.tolist(), ends.tolist(), strict=True)
+    return {strings[u]: ids[s:e] for u, s, e in spans}
 
 
 def decode_strings(blob: np.ndarray, offsets: np.ndarray, where: str) -> list[str]:
