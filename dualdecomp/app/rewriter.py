@@ -9,6 +9,15 @@ no bound (dual and gap None). Budgets: exactly N target words (``length``), at m
 detokenised rewrite (``chars``) or at most ``floor(R · source characters)`` (``ratio``); a budget no
 derivation meets is an :class:`~dualdecomp.core.errors.InputError`.
 
+**Joint decoding** (``Rewriter(joint=NAME)``): the T3+LM dual decomposition of Yao, Wan & Xiao (2014,
+§4). Each sentence is decoded by the engine (:func:`dualdecomp.engine.decode.decode`) over the rewriting
+chart as a component over the source tokens (:class:`~dualdecomp.solvers.rewriting.RewriteComponent`, its
+LM and the budget inside) and the components of a compression configuration (``"config"``: the
+directory's ``config.json``, else ``configs/NAME.json`` of ``joint_model``, the embedded compression model
+by default) at their configured weights: they must agree on which source tokens are kept. The rewrite's
+primal, dual, gap and certificate are the engine's (certified only when it proves the keep vector
+optimal); the rewrite is the chart's best derivation with the engine's keep vector.
+
 A :class:`Rewriter` is also a batch processor (:class:`dualdecomp.app.batch.BatchProcessor`): it gives
 ``dualdecomp rewrite --input`` its rows. The embedded model is trained on ASSET (CC BY-NC 4.0:
 non-commercial use only) and TurkCorpus rewrites (NOTICE.md).
@@ -26,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dualdecomp.app.journal import model_fingerprint
 from dualdecomp.app.limits import token_limit
 from dualdecomp.app.safe_text import safe_text
 from dualdecomp.core.deadline import Deadline
@@ -34,21 +44,26 @@ from dualdecomp.core.model_files import note_if_unchecked, verify_files
 from dualdecomp.core.result import json_float
 from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.jsonl import CorpusItem
-from dualdecomp.data.locations import rewrite_model_dir
+from dualdecomp.data.locations import default_model_dir, rewrite_model_dir
 from dualdecomp.data.parsing import parse_text
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
+from dualdecomp.engine.decode import decode
 from dualdecomp.models.rewriting.model import RewriteDecoder, load_rewrite_decoder
 from dualdecomp.solvers.rewriting import Budget, Operations
 
 if TYPE_CHECKING:
     # lazy: for the annotation only (the batch imports this module)
     from dualdecomp.app.batch import BatchOptions
+    from dualdecomp.app.compressor import Compressor
 
 __all__ = ["Rewrite", "Rewriter", "make_budget"]
 
 MODEL_FILES = ("model.json", "weights.npz", "grammar.bin", "lm.binary")
 """The files of a rewriting model directory checked against its ``MANIFEST.json`` before loading."""
+
+JOINT_DEFAULT = "config"
+"""The ``joint`` name of a compression model directory's own ``config.json``."""
 
 
 def make_budget(chars: int | None = None, ratio: float | None = None,
@@ -93,19 +108,22 @@ class Rewrite:
     words : tuple of str
         The rewrite's target words (tokens).
     primal : float
-        The derivation's score (rule scores + LM score).
+        The derivation's score (rule scores + LM score); joint decoding: the engine's primal, that score
+        plus the compression components' scores of the kept source tokens.
     dual : float or None
-        The proved upper bound: ``primal`` when certified; None when a beam pruned (no bound).
+        The proved upper bound: ``primal`` when certified; None when a beam pruned (no bound); joint
+        decoding: the engine's dual bound.
     gap : float or None
-        ``dual - primal``: 0 when certified, None otherwise.
+        ``dual - primal``: 0 when certified, None otherwise (joint decoding: the engine's gap).
     certified : bool
-        The chart proved the rewrite optimal under the model and the budget.
+        The chart (joint decoding: the engine) proved the rewrite optimal under the model(s) and the
+        budget.
     seconds : float
         Decoding time (the hypergraph, its scores and the chart; not the parse).
     operations : Operations
         Counts of kept, deleted, substituted, reordered and inserted words.
     method : str
-        ``EXACT`` or ``APPROXIMATE``.
+        ``EXACT`` or ``APPROXIMATE``; joint decoding: ``dual decomposition: rewrite chart + NAME``.
     rules : tuple of str
         The rules that fired, top-down (``RewriteRule.key``: source fragment => target fragment | links |
         word links).
@@ -170,11 +188,16 @@ class Rewriter:
     max_tokens : int, optional
         Longest sentence rewritten (default :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS`); a longer
         one is an :class:`InputError` (a per-line error in a batch).
+    joint : str, optional
+        Decode jointly (module docstring) with this configuration of ``joint_model``: ``"config"`` its
+        ``config.json``, any other name its ``configs/NAME.json``. None (default): the chart alone.
+    joint_model : path, optional
+        The compression model directory of ``joint`` (default: the embedded compression model).
 
     Raises
     ------
     InputError
-        A bad ``max_states`` or ``max_tokens``.
+        A bad ``max_states`` or ``max_tokens``; an unknown ``joint`` configuration.
     ModelError
         A missing or damaged model directory.
     """
@@ -184,7 +207,8 @@ class Rewriter:
     config_name = None
 
     def __init__(self, model_dir: str | os.PathLike[str] | None = None, max_states: int | None = None,
-                 max_tokens: int | None = None) -> None:
+                 max_tokens: int | None = None, joint: str | None = None,
+                 joint_model: str | os.PathLike[str] | None = None) -> None:
         self.token_limit = token_limit(max_tokens, None)
         self.max_tokens = self.token_limit.tokens
         self.requested_max_tokens = max_tokens
@@ -194,6 +218,20 @@ class Rewriter:
         self.requested_max_states = max_states
         self.directory = Path(model_dir) if model_dir is not None else rewrite_model_dir()
         self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None)
+        if joint is None and joint_model is not None:
+            raise InputError("a joint model directory needs a joint configuration (joint=NAME)")
+        if joint is not None and (not isinstance(joint, str) or not joint):
+            raise InputError(f"joint must be a configuration name, got {joint!r}")
+        self.joint = joint
+        self.joint_directory = (Path(joint_model) if joint_model is not None else default_model_dir()) \
+            if joint is not None else None
+        self.compressor: Compressor | None = None
+        self._joint_fingerprint: str | None = None
+        if joint is not None:
+            # lazy: the compression pipeline is loaded only for joint decoding
+            from dualdecomp.app.compressor import Compressor
+
+            self.compressor = Compressor(self.joint_directory, None if joint == JOINT_DEFAULT else joint)
 
     @staticmethod
     def _load(d: Path, max_states: int | None, embedded: bool) -> RewriteDecoder:
@@ -251,6 +289,8 @@ class Rewriter:
         self.check_size(sentence.n)
         if deadline is not None:
             deadline.check("parsing")
+        if self.compressor is not None:
+            return self._rewrite_joint(sentence, budget, deadline)
         start = perf_counter()
         dec = self.decoder
         hg = dec.hypergraph(from_dependency(sentence))
@@ -265,6 +305,41 @@ class Rewriter:
                        gap=0.0 if der.certified else None, certified=bool(der.certified), seconds=seconds,
                        operations=der.operations, method=der.method, rules=rules, chars=der.chars,
                        limit=der.limit)
+
+    def _rewrite_joint(self, sentence: Sentence, budget: Budget | None,
+                       deadline: Deadline | None) -> Rewrite:
+        """Joint decoding (module docstring) of one parsed sentence."""
+        assert self.compressor is not None
+        self.compressor.check_size(sentence.n)
+        start = perf_counter()
+        chart = self.decoder.component(from_dependency(sentence), budget)
+        if deadline is not None:
+            deadline.check("building the derivation forest")
+        others, _ = self.compressor.components(sentence, deadline=deadline)
+        options = dict(self.compressor.decode_options)
+        if options.pop("decoder", "dd") != "dd":  # an ILP or beam configuration: the engine's defaults
+            options = {}
+        if deadline is not None and deadline.seconds is not None:
+            options["time_limit"] = max(deadline.remaining(), 1e-9)
+        result = decode([chart, *others], **options)
+        der = chart.derivation_given(result.keep)  # the chart's best rewrite with the engine's keep
+        if der is None or not math.isfinite(result.primal):
+            raise SolverError("joint decoding found no rewrite on which the rewriting chart and the "
+                              f"compression configuration {self.joint!r} agree"
+                              + ("" if deadline is None or deadline.seconds is None else " in time"))
+        seconds = perf_counter() - start
+        hg = chart.hypergraph
+        rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
+        return Rewrite(text=detokenise(sentence, np.ones(sentence.n, dtype=bool)), rewrite=der.text,
+                       words=tuple(der.words), primal=float(result.primal), dual=float(result.dual),
+                       gap=float(result.gap), certified=bool(result.certified), seconds=seconds,
+                       operations=der.operations, method=self.joint_method, rules=rules, chars=der.chars,
+                       limit=der.limit)
+
+    @property
+    def joint_method(self) -> str | None:
+        """The ``method`` of a joint rewrite (None without joint decoding)."""
+        return None if self.joint is None else f"dual decomposition: rewrite chart + {self.joint}"
 
     def rewrite_text(self, text: str, chars: int | None = None, ratio: float | None = None,
                      length: int | None = None) -> Rewrite:
@@ -297,12 +372,18 @@ class Rewriter:
 
     def fingerprint(self) -> dict:
         """The settings that change a row (hashed into a batch's run fingerprint)."""
-        return {"task": "rewrite", "max_states": self.max_states}
+        out: dict = {"task": "rewrite", "max_states": self.max_states}
+        if self.joint is not None:
+            if self._joint_fingerprint is None:
+                self._joint_fingerprint = model_fingerprint(self.joint_directory)
+            out["joint"] = {"config": self.joint, "model": self._joint_fingerprint}
+        return out
 
     def worker_factory(self) -> partial:
         """A picklable loader of this rewriter (for the workers of a distributed batch)."""
+        joint_model = None if self.joint_directory is None else str(self.joint_directory.resolve())
         return partial(Rewriter, str(self.directory.resolve()), max_states=self.requested_max_states,
-                       max_tokens=self.requested_max_tokens)
+                       max_tokens=self.requested_max_tokens, joint=self.joint, joint_model=joint_model)
 
     def row_text(self, item: CorpusItem) -> str:
         """The ``text`` field of an item's row."""

@@ -279,15 +279,23 @@ class RewriteComponent:
         keep = self.keep_of(d.hyperedges)
         return Solution(keep=keep, score=own + float(ufin[keep].sum()))
 
-    def best_given(self, keep: Any) -> float:
-        """Best own score (chart score, LM included, no u) over derivations whose keep vector is exactly
-        ``keep``; -inf if none (within the budget)."""
+    def derivation_given(self, keep: Any) -> RewriteDerivation | None:
+        """The best derivation (own score: chart score, LM included, no u) whose keep vector is exactly
+        ``keep``; None if none (within the budget). Its ``score`` is :meth:`best_given` ``(keep)``; the
+        joint decoder's rewrite is read from it at the engine's final keep (``derivation`` is the last
+        :meth:`solve`'s, whose keep may differ from the one returned)."""
         kv = as_keep(keep, self.n)
         hg = self.hypergraph
         deletes_kept = _segment_sums(hg.drop_ptr, hg.drop_idx, kv.astype(np.float64)) > 0
         uses_deleted = _segment_sums(self.use_ptr, self.use_idx, (~kv).astype(np.float64)) > 0
         found = self._decode(~(deletes_kept | uses_deleted), self.hyperedge_scores)
-        return -np.inf if found is None else found[1]
+        return None if found is None else found[0]
+
+    def best_given(self, keep: Any) -> float:
+        """Best own score (chart score, LM included, no u) over derivations whose keep vector is exactly
+        ``keep``; -inf if none (within the budget)."""
+        d = self.derivation_given(keep)
+        return -np.inf if d is None else float(d.score)
 
     # --- contract 4: the ILP ------------------------------------------------------------------------
 

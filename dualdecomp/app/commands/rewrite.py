@@ -15,8 +15,9 @@ DESCRIPTION = (
     "Lapata (2008): words are kept, deleted, substituted, reordered or inserted. The rewrite is exact "
     "(certified: primal = dual, gap 0) unless --max-states prunes the chart (then APPROXIMATE, no bound). "
     "Budgets are exact too: --length N words, at most --chars N characters, or --ratio R of the source's "
-    "characters. The embedded model is trained on ASSET (CC BY-NC 4.0: NON-COMMERCIAL use only) and "
-    "TurkCorpus; see NOTICE.md.")
+    "characters. --joint NAME adds a compression configuration by dual decomposition (the T3+LM joint "
+    "decoding of Yao et al. 2014). The embedded model is trained on ASSET (CC BY-NC 4.0: NON-COMMERCIAL "
+    "use only) and TurkCorpus; see NOTICE.md.")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -44,6 +45,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     budget.add_argument("--length", type=int, metavar="N", help="exactly N words in the rewrite")
     p.add_argument("--model", metavar="DIR",
                    help="rewriting model directory (default: the embedded model, non-commercial)")
+    p.add_argument("--joint", metavar="NAME",
+                   help="decode jointly by dual decomposition with compression configuration NAME ('config': "
+                        "config.json, else configs/NAME.json of --joint-model); both must agree on the "
+                        "kept source words; certified only when the engine proves it (Yao et al. 2014)")
+    p.add_argument("--joint-model", metavar="DIR",
+                   help="compression model directory of --joint (default: the embedded compression model)")
     p.add_argument("--max-states", type=int, metavar="N",
                    help="beam per chart table: faster, but a pruned rewrite is APPROXIMATE (default: the "
                         "model's setting; the embedded model's is exact)")
@@ -172,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.output_paths import check_paths
     from dualdecomp.app.rewriter import Rewriter
-    from dualdecomp.data.locations import rewrite_model_dir
+    from dualdecomp.data.locations import default_model_dir, rewrite_model_dir
 
     if (args.text is None) == (args.input is None):
         raise InputError("give either TEXT or --input FILE")
@@ -191,10 +198,16 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--batch-size must be >= 1")
     if args.max_states is not None and args.max_states < 1:
         raise InputError("--max-states must be >= 1")
+    if args.joint_model is not None and args.joint is None:
+        raise InputError("--joint-model needs --joint NAME")
     if args.output:  # before the model loads: refuse at once
         check_paths(args.input, args.output,
                     model_dir=args.model if args.model is not None else rewrite_model_dir())
-    rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens)
+        if args.joint is not None:  # the compression model's files are read and hashed too
+            check_paths(args.input, args.output,
+                        model_dir=args.joint_model if args.joint_model is not None else default_model_dir())
+    rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens, joint=args.joint,
+                        joint_model=args.joint_model)
     if args.text is not None:
         return _rewrite_text(args, rewriter, budget)
     return _rewrite_file(args, rewriter, budget)
