@@ -18,6 +18,7 @@ Steps, each deterministic (same inputs → same bytes):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -42,6 +43,7 @@ from dualdecomp.models.ssvm import SsvmConfig, SsvmStats
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
     RewriteGrammarConfig,
+    load_rewrite_grammar,
     save_rewrite_grammar,
 )
 
@@ -116,6 +118,30 @@ def _pruned(grammar: RewriteGrammar, min_count: int) -> RewriteGrammar:
     return out
 
 
+def _grammar(settings: RewriteTrainingSettings, ptrain: Sequence[ParsedExample], cache: Path
+             ) -> tuple[RewriteGrammar, dict]:
+    """The pruned grammar and its extraction record, read from the cache when the same corpus and
+    settings made it before (the extraction is deterministic: a rebuild gives the same bytes)."""
+    corpus = hashlib.sha256()
+    for ex in ptrain:
+        corpus.update(json.dumps([ex.source.tokens, [[r.tokens for r in ex.references[name]]
+                                                     for name in settings.reference_sets]]).encode())
+    key = json.dumps({"corpus": corpus.hexdigest(), "sets": settings.reference_sets,
+                      "grammar": settings.grammar, "min_count": settings.min_count, "version": 1},
+                     sort_keys=True)
+    stem = cache / f"grammar-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    if stem.with_suffix(".bin").is_file() and stem.with_suffix(".json").is_file():
+        return (load_rewrite_grammar(stem.with_suffix(".bin")),
+                json.loads(stem.with_suffix(".json").read_text(encoding="utf-8")))
+    grammar, report = extract_rewrite_grammar(_pairs(ptrain, settings.reference_sets),
+                                              RewriteGrammarConfig(**settings.grammar), check=False)
+    grammar = _pruned(grammar, settings.min_count)
+    extraction = {"pairs": report.pairs, "rule_types": report.rule_types, "rules_after_pruning": len(grammar)}
+    save_rewrite_grammar(grammar, stem.with_suffix(".bin"))
+    stem.with_suffix(".json").write_text(json.dumps(extraction, sort_keys=True), encoding="utf-8")
+    return load_rewrite_grammar(stem.with_suffix(".bin")), extraction
+
+
 def _lm_sentences(examples: Sequence[ParsedExample], sets: Sequence[str], google: Sequence[str]
                   ) -> Iterator[list[str]]:
     for ex in examples:
@@ -137,10 +163,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
     ptrain = parse_examples(train, sets, cache=cache / "train.parses.json")
     pdev = parse_examples(dev, sets, cache=cache / "dev.parses.json")
     say(f"parsed {len(ptrain)} training and {len(pdev)} dev sources")
-    grammar, report = extract_rewrite_grammar(_pairs(ptrain, sets), RewriteGrammarConfig(**settings.grammar),
-                                              check=False)
-    grammar = _pruned(grammar, settings.min_count)
-    say(f"grammar: {len(grammar)} rules after pruning (extracted from {report.pairs} pairs)")
+    grammar, extraction = _grammar(settings, ptrain, cache)
+    say(f"grammar: {len(grammar)} rules after pruning (extracted from {extraction['pairs']} pairs)")
     out = Path(settings.out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -178,8 +202,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
         meta = {"training": asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
                                                 "google": [Path(g).name for g in settings.google]},
-                "extraction": {"pairs": report.pairs, "rule_types": report.rule_types,
-                               "rules_after_pruning": len(grammar)},
+                "extraction": extraction,
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
                 "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",
                 "max_states": settings.max_states, "licence": LICENCE_NOTE}

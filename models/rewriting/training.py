@@ -33,7 +33,15 @@ from dualdecomp.solvers.rewriting import (
     rewriting_coverage_rules,
 )
 
-__all__ = ["RewriteExample", "hyperedge_losses", "make_example", "scaled_lm", "train_rewriter", "yield_lm"]
+ORACLE_LOSS_SCALE = 1e5
+"""The oracle maximises ``−ORACLE_LOSS_SCALE · Δ + LM − ORACLE_REORDER_PRICE · reorderings``: the loss
+first (a loss step is at least β/18 of a word; × 10⁵ outweighs any LM difference of a sentence), then,
+among the loss-minimal derivations (the loss sees bags of words, not their order), the most fluent one
+with the fewest reorderings — not the first the chart happens to reach."""
+ORACLE_REORDER_PRICE = 0.5
+
+__all__ = ["ORACLE_LOSS_SCALE", "ORACLE_REORDER_PRICE", "RewriteExample", "hyperedge_losses", "make_example",
+           "train_rewriter", "yield_lm"]
 
 
 @dataclass(frozen=True)
@@ -84,8 +92,9 @@ def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
     losses = hyperedge_losses(hg, shares, delete_weight)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
-    oracle = decode(hg, -losses)
-    return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(-oracle.score),
+    oracle = decode(hg, -ORACLE_LOSS_SCALE * losses - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
+    hyperedges = list(oracle.hyperedges)
+    return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(losses[hyperedges].sum()),
                           yield_lm(hg, matrix, oracle.words))
 
 
