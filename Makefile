@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench neural-model neural-lengths neural-bench
+.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench neural-model neural-lengths neural-bench
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -42,6 +42,21 @@ demo: install
 test: install
 	$(BIN)/ruff check .
 	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/python -m pytest -q
+
+# The documentation site (mkdocs.yml) into site/, --strict: a broken link, a page missing from the nav or an
+# API object the reference cannot find fails the build. The `docs` extra goes into a venv of its own,
+# .venv-docs, without the package or its dependencies (the API reference reads the source, imports nothing).
+DOCS_BIN := .venv-docs/bin
+DOCS_STAMP := .venv-docs/.installed
+$(DOCS_STAMP): pyproject.toml | system-deps
+	$(PYTHON) -m venv .venv-docs
+	$(DOCS_BIN)/python -m pip install --quiet --upgrade pip
+	$(DOCS_BIN)/python -m pip install --quiet $$($(DOCS_BIN)/python -c "import tomllib; \
+		print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))")
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(DOCS_BIN)/mkdocs build --strict --site-dir site
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
