@@ -148,3 +148,20 @@ def test_malformed_arrays_are_refused(tmp_path):
     swapped = base["target"].copy()
     swapped[:] = base["source"]  # targets that do not match their sources
     damaged("target", swapped)
+
+
+def test_t3_model_directory_writes_the_binary_grammar(tmp_path):
+    from dualdecomp.core.model_files import verify_file
+    from dualdecomp.models.transducer.model import TransducerModel, load_t3, save_t3
+
+    g = grammar()
+    (tmp_path / "grammar.json.gz").write_bytes(b"stale")  # a grammar of the old format is superseded
+    save_t3(TransducerModel(g, np.zeros(1 << 8), 8), tmp_path)
+    assert (tmp_path / "grammar.bin").is_file() and not (tmp_path / "grammar.json.gz").exists()
+    verify_file(tmp_path / "grammar.bin")  # listed in the manifest
+    same(g, load_t3(tmp_path).grammar)
+    # a directory written before the binary format loads too
+    save_grammar(g, tmp_path / "grammar.json.gz")
+    (tmp_path / "grammar.bin").unlink()
+    (tmp_path / "MANIFEST.json").unlink()
+    same(g, load_t3(tmp_path).grammar)
