@@ -25,7 +25,8 @@ from typing import Any, BinaryIO
 
 from dualdecomp.core.errors import InputError
 
-__all__ = ["MAX_SKIPPED_BYTES", "RawLine", "check_source", "open_lines", "read_bounded_lines"]
+__all__ = ["MAX_SKIPPED_BYTES", "RawLine", "check_source", "open_lines", "read_bounded_lines",
+           "standard_input_is_redirected"]
 
 MAX_SKIPPED_BYTES = 1 << 30
 """The longest line whose excess is skipped (1 GiB); a longer one stops the reading."""
@@ -180,6 +181,20 @@ def check_source(fd: int, name: str, what: str, streams: bool = True) -> None:
     accepted = "a regular file or a pipe" + (" (or a terminal, a socket, /dev/null)" if streams else "")
     raise InputError(f"the {what} {name} is a device, not a file: refusing to read it (it may never end); "
                      f"give {accepted}")
+
+
+def standard_input_is_redirected() -> bool:
+    """Whether standard input is a pipe, a FIFO or a regular file (``echo ... | dualdecomp compress``,
+    ``< file``): what a command without a text argument reads. A terminal, ``/dev/null``, a socket, a
+    closed standard input or one without a descriptor (a test's replacement) is not: the command asks for
+    its input instead of waiting for lines that may never come."""
+    stream = sys.stdin
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _is_null(st: os.stat_result) -> bool:

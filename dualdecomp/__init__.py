@@ -43,7 +43,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def compress(text: str, length: int | None = None, ratio: float | None = None, model=None):
+def compress(text: str, length: int | None = None, ratio: float | None = None, model=None,
+             split: bool = False):
     """Compress raw text with a model (the embedded default model when ``model`` is None).
 
     Parameters
@@ -56,13 +57,15 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
         Keep round(ratio · n) tokens.
     model : path or BigramModel, optional
         Model directory or loaded model.
+    split : bool
+        Split ``text`` into sentences and compress each (a list of compressions, one per sentence).
 
     Returns
     -------
-    dualdecomp.app.compressor.Compression
+    dualdecomp.app.compressor.Compression, or a list of them with ``split``
         ``.text`` (detokenised), ``.compression``, ``.keep`` and ``.result`` (the certificate).
     """
     # lazy: `import dualdecomp` stays fast (spaCy, numba load on first use)
     from dualdecomp.app.compressor import Compressor
 
-    return Compressor(model).compress_text(text, length=length, ratio=ratio)
+    return Compressor(model).compress_text(text, length=length, ratio=ratio, split=split)

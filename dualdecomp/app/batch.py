@@ -46,6 +46,7 @@ from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, re
 from dualdecomp.app.safe_text import safe_text
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
+from dualdecomp.core.progress import set_progress_total
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
 from dualdecomp.data.line_reader import CHUNK_BYTES, RawLine, open_lines, read_bounded_lines
 from dualdecomp.data.parsing import PIPELINES, load_pipeline, parse_tokens, tokenise_text
@@ -64,7 +65,7 @@ bytes, a 42-token sentence with 18 references) is under the 64 KiB base alone (t
 
 __all__ = ["BatchOptions", "BatchProcessor", "BatchSession", "BatchSummary", "compress_chunk",
            "default_max_line_bytes", "detect_input_format", "journal_path", "output_line", "process_chunk",
-           "read_input", "run_batch", "safe_text"]
+           "read_input", "read_input_lines", "run_batch", "safe_text"]
 
 
 @dataclass(frozen=True)
@@ -189,26 +190,67 @@ def read_lines(path: str | os.PathLike[str], input_format: str = "jsonl", split:
 
     ``input_format="jsonl"``: one JSON object per line (the shared format, pre-tokenised ``text``).
     ``"text"``: one raw sentence per line, tokenised by spaCy (ids are line numbers); with ``split``
-    every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence). With
-    ``raw_jsonl`` a JSONL line's ``text`` is raw text, tokenised by spaCy (its spacing kept), as in the
-    rewriting corpus.
+    every line is a paragraph split into sentences (ids ``LINE.K``, one item per sentence). ``"auto"``:
+    :func:`detect_input_format` for a file, and for standard input or a pipe the first line read (JSONL
+    when it starts with ``{``; see :func:`read_input_lines`). With ``raw_jsonl`` a JSONL line's ``text`` is
+    raw text, tokenised by spaCy (its spacing kept), as in the rewriting corpus.
 
     The input is read line by line (:func:`dualdecomp.data.line_reader.read_bounded_lines`): a line of more
     than ``max_line_bytes`` bytes (default :func:`default_max_line_bytes` of 300 tokens) is neither kept,
     parsed as JSON nor tokenised: it becomes its error row (id: its line number). A device other than
     ``/dev/null`` or a terminal is refused, and so is a "line" of more than 1 GiB (InputError).
     """
-    if input_format not in INPUT_FORMATS:
-        raise InputError(f"the input format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
-    if split and input_format != "text":
-        raise InputError("--split needs plain-text input (--input-format text)")
+    return read_input_lines(path, input_format, split, max_line_bytes, raw_jsonl)[0]
+
+
+def read_input_lines(path: str | os.PathLike[str], input_format: str = "jsonl", split: bool = False,
+                     max_line_bytes: int | None = None, raw_jsonl: bool = False
+                     ) -> tuple[list[tuple[CorpusItem | dict, str]], str]:
+    """:func:`read_lines` and the input format it used (``"auto"`` resolved).
+
+    With ``"auto"`` a stream (standard input, a pipe) is read once: its format is that of its first line
+    with text (a line that is not blank, fits ``max_line_bytes`` and is UTF-8; the lines before it are
+    error rows in either format), ``jsonl`` when it starts with ``{`` (after spaces), else ``text``; an
+    input without such a line is ``text`` with ``split``, else ``jsonl``.
+
+    Raises
+    ------
+    InputError
+        An unknown format, ``split`` with JSONL input, and as :func:`read_lines`.
+    """
+    if input_format not in (*INPUT_FORMATS, "auto"):
+        raise InputError(f"the input format must be one of {', '.join(INPUT_FORMATS)} or auto, not "
+                         f"{input_format!r}")
+    fmt = detect_input_format(path) if input_format == "auto" else input_format
+    _check_split(fmt, split)
     cap = default_max_line_bytes(None) if max_line_bytes is None else max_line_bytes
     name = "(standard input)" if str(path) == "-" else str(path)
     out: list[tuple[CorpusItem | dict, str]] = []
     with open_lines(path, "input") as stream:
         for line in read_bounded_lines(stream, cap, where=name):
-            out.extend(_line_items(line, f"{name}:{line.number}", cap, input_format, split, raw_jsonl))
-    return out
+            if fmt is None and (fmt := _line_format(line)) is not None:
+                _check_split(fmt, split)
+            out.extend(_line_items(line, f"{name}:{line.number}", cap, fmt or "jsonl", split, raw_jsonl))
+    return out, fmt or ("text" if split else "jsonl")
+
+
+def _check_split(input_format: str | None, split: bool) -> None:
+    if split and input_format == "jsonl":
+        raise InputError("--split needs plain-text input (--input-format text)")
+
+
+def _line_format(line: RawLine) -> str | None:
+    """The input format a stream's line shows (``jsonl``: it starts with ``{``), None when it shows none
+    (blank, over the cap, not UTF-8)."""
+    if line.data is None:
+        return None
+    try:
+        text = line.data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+    if not text:
+        return None
+    return "jsonl" if text.startswith("{") else "text"
 
 
 def _line_items(line: RawLine, loc: str, cap: int, input_format: str, split: bool,
@@ -262,18 +304,21 @@ def _text_items(line: str, raw: bytes, lineno: int, loc: str,
         return [(_error_row(None, lineno, f"{loc}: {exc}"), line_hash(raw))]
 
 
-def detect_input_format(path: str | os.PathLike[str]) -> str:
+def detect_input_format(path: str | os.PathLike[str]) -> str | None:
     """``jsonl`` for a ``.jsonl``/``.json`` file, ``text`` for ``.txt``; otherwise ``jsonl`` when the first
-    non-blank byte of a regular file's first 64 KiB is ``{`` (standard input, a pipe or a device is not
-    read here: it is ``jsonl`` unless told)."""
+    non-blank byte of a regular file's first 64 KiB is ``{``, else ``text``. None for standard input
+    (``-``), a pipe or a device: they are not read here (their reader would lose what was read), their
+    first line decides as they are read (:func:`read_input_lines` with ``"auto"``)."""
     name = str(path)
-    if name == "-" or name.endswith((".jsonl", ".json", ".jsonl.partial")):
+    if name == "-":
+        return None
+    if name.endswith((".jsonl", ".json", ".jsonl.partial")):
         return "jsonl"
     if name.endswith(".txt"):
         return "text"
     try:  # a FIFO is never opened here (its reader would take its first bytes)
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return "jsonl"
+            return None
         with open(path, "rb", buffering=0) as fh:
             head = fh.read(CHUNK_BYTES)
     except OSError:
@@ -358,8 +403,10 @@ class BatchSession:
         cap = options.line_cap(getattr(compressor, "max_tokens", None))
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise InputError(f"--max-line-bytes must be a positive integer, got {cap!r}")
-        lines = read_lines(input_path, options.input_format, options.split, cap,
-                           bool(getattr(compressor, "raw_jsonl", False)))
+        lines, input_format = read_input_lines(input_path, options.input_format, options.split, cap,
+                                               bool(getattr(compressor, "raw_jsonl", False)))
+        options = dataclasses.replace(options, input_format=input_format)  # "auto" resolved
+        self.input_format = input_format
         self.items = [item for item, _ in lines]
         self.hashes = [h for _, h in lines]
         spec = options.spec
@@ -450,7 +497,8 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     options : BatchOptions
         Length request, character budget, resume, error policy, time limit, determinism, chunk size.
     progress : callable, optional
-        Called with the number of lines finished.
+        Called with the number of lines finished; given the number of lines once the input is read when
+        it takes one (a :class:`~dualdecomp.core.progress.ProgressBar`: a percentage and an ETA).
     emit : callable, optional
         Called with each row as soon as it is final (in input order).
 
@@ -467,6 +515,7 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
         size, or a failed line with ``on_error="fail"``.
     """
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
+        set_progress_total(progress, len(session.items))
         rows, codes = _process(session, compressor, options, progress)
         return rows, session.finish(rows, codes)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import Result, json_float
 from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.data.parsing import parse_text, parse_tokens
+from dualdecomp.data.parsing import parse_text, parse_tokens, tokenise_text
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import DEFAULT_DECODER, get_decoder
 from dualdecomp.models.bigram.model import BigramModel
@@ -81,6 +82,24 @@ class Compression:
         if trace:
             row["trace"] = [step.to_json() for step in r.trace]
         return row
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Split raw text into sentences (spaCy's parser) and parse each: ids ``"1"``, ``"2"``, ..., the
+    original spacing kept (as a ``--split`` line of a plain-text batch).
+
+    Raises
+    ------
+    InputError
+        A text without tokens or not valid Unicode.
+    """
+    if not isinstance(text, str):
+        raise InputError(f"the text must be a str, not {type(text).__name__} (decode bytes first)")
+    pieces = tokenise_text(text, split=True)
+    if not pieces:
+        raise InputError("empty text: nothing to compress")
+    parsed = parse_tokens([toks for toks, _ in pieces], ids=[str(k) for k in range(1, len(pieces) + 1)])
+    return [dataclasses.replace(s, spaces=spaces) for s, (_, spaces) in zip(parsed, pieces, strict=True)]
 
 
 class Compressor:
@@ -233,30 +252,42 @@ class Compressor:
         return out
 
     def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
-                      chars: int | None = None) -> Compression:
+                      chars: int | None = None, split: bool = False) -> Compression | list[Compression]:
         """Tokenise and parse raw text with spaCy and compress it.
 
         Parameters
         ----------
         text : str
-            Raw text (one sentence or a short passage, compressed as one unit).
+            Raw text: one sentence or a short passage, compressed as one unit; with ``split``, a paragraph.
         length : int, optional
-            Exact number of kept tokens.
+            Exact number of kept tokens (of each sentence, with ``split``).
         ratio : float, optional
-            Keep round(ratio · n) tokens (0 < ratio <= 1).
+            Keep round(ratio · n) tokens (0 < ratio <= 1) of each sentence of n tokens.
         chars : int, optional
-            At most this many characters.
+            At most this many characters (for each sentence, with ``split``).
+        split : bool
+            Split ``text`` into sentences (spaCy's parser, as ``dualdecomp compress --split``) and compress
+            each one on its own.
+
+        Returns
+        -------
+        Compression, or (with ``split``) a list of Compression
+            One per sentence, in order, with ids ``"1"``, ``"2"``, ...; each keeps its original spacing.
 
         Raises
         ------
         InputError
-            When ``text`` is not a str (e.g. bytes: decode it first), or the length request is invalid.
+            When ``text`` is not a str (e.g. bytes: decode it first), has no tokens, or the length request
+            is invalid.
         """
         if not isinstance(text, str):
             raise InputError(f"compress_text takes a str, not {type(text).__name__} (decode bytes first)")
-        sentence = parse_text(text)
-        lengths = parse_length(length=length, ratio=ratio).for_sentence(sentence.n, 0)
-        return self.compress(sentence, lengths[0], chars)
+        spec = parse_length(length=length, ratio=ratio)
+        if not split:
+            sentence = parse_text(text)
+            return self.compress(sentence, spec.for_sentence(sentence.n, 0)[0], chars)
+        return [self.compress(sentence, spec.for_sentence(sentence.n, k)[0], chars)
+                for k, sentence in enumerate(split_sentences(text))]
 
     def compress_tokens(self, tokens: Sequence[str], length: int | None = None,
                         chars: int | None = None) -> Compression:

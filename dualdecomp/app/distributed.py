@@ -34,6 +34,7 @@ from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, process_chunk
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.errors import InputError, SolverError
+from dualdecomp.core.progress import set_progress_total
 from dualdecomp.data.jsonl import CorpusItem
 
 
@@ -159,6 +160,7 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
     if getattr(compressor, "directory", None) is None:
         raise InputError("a distributed run needs a model directory (the workers load it)")
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
+        set_progress_total(progress, len(session.items))
         plugin = _plugin(compressor)
         client.register_plugin(plugin, name=plugin.name)
         items, done = session.items, session.done

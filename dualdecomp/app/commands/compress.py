@@ -16,18 +16,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "compress", help="compress text or a JSONL file",
         description="Compress raw text (tokenised by spaCy, output detokenised) or a JSONL file in the "
-                    "shared format (pre-tokenised `text`, never re-tokenised). Every compression comes with "
+                    "shared format (pre-tokenised 'text', never re-tokenised). Every compression comes with "
                     "its certificate: primal, dual, gap, certified.")
-    p.add_argument("text", nargs="?", help="raw text to compress (omit with --input)")
+    p.add_argument("text", nargs="?",
+                   help="raw text to compress (omit with --input; without either, lines piped into standard "
+                        "input are read, as with --input -)")
     p.add_argument("--input", metavar="IN",
                    help="input file ('-': standard input): JSONL ({id, text, compressions?} per line, "
                         "pre-tokenised) or plain text (one raw sentence per line), see --input-format")
     p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
                    help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
-                        "anything else is plain text (standard input: JSONL unless told)")
+                        "anything else is plain text (standard input and pipes: their first line decides)")
     p.add_argument("--split", action="store_true",
-                   help="plain-text input: split each line (a paragraph) into sentences with spaCy and "
-                        "compress each sentence (ids LINE.K)")
+                   help="plain-text input or TEXT: split each line (a paragraph) into sentences with spaCy "
+                        "and compress each sentence (ids LINE.K; for TEXT 1, 2, ...)")
     p.add_argument("--output", metavar="OUT",
                    help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
                         "by row); without it results are printed")
@@ -59,12 +61,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="seconds per sentence (its parse included); when they run out the best compression "
                         "so far is returned with its gap")
     p.add_argument("--deterministic", action="store_true",
-                   help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
+                   help="leave out the wall-clock 'seconds' field so identical runs give identical bytes")
     p.add_argument("--batch-size", type=int, default=64, metavar="K",
                    help="lines parsed together (and the granularity of progress)")
     p.add_argument("--trace", action="store_true",
                    help="add the decoder's per-iteration trace (dual, primal, step, disagreements, lambda) "
-                        "to every JSON row as `trace`")
+                        "to every JSON row as 'trace'")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="decode on a local Dask cluster of N worker processes (N > 1; needs --input)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -103,21 +105,37 @@ def _human(row: dict) -> str:
 
 def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
+    from dualdecomp.app.compressor import split_sentences
     from dualdecomp.core.deadline import Deadline
     from dualdecomp.data.parsing import parse_text
 
     if spec.mode == "gold":
         raise InputError("--length gold needs --input with gold compressions")
+    if args.split:  # each sentence with its own time limit, after the split's parse
+        for index, sentence in enumerate(split_sentences(args.text)):
+            _print_row(args, compressor, spec, sentence, _source_text(sentence), index,
+                       Deadline.start(args.time_limit))
+        return 0
     deadline = Deadline.start(args.time_limit)  # covers parsing too
     sentence = parse_text(args.text)
     if args.time_limit is not None:
         deadline.check("parsing")
-    length = spec.for_sentence(sentence.n, 0)[0]
-    comp = compressor.compress(sentence, length, args.chars, deadline=deadline)
-    row = {"id": sentence.id, "text": args.text, "output": comp.text,
-           **comp.to_json(timing=not args.deterministic, trace=args.trace)}
-    print(json.dumps(row, ensure_ascii=False) if args.json else _human(row))
+    _print_row(args, compressor, spec, sentence, args.text, 0, deadline)
     return 0
+
+
+def _source_text(sentence) -> str:
+    """A split sentence's own text, with its original spacing."""
+    return "".join(t + (" " if sp else "") for t, sp in zip(sentence.tokens, sentence.spaces, strict=True)
+                   ).rstrip()
+
+
+def _print_row(args: argparse.Namespace, compressor, spec, sentence, text: str, index: int, deadline) -> None:
+    length = spec.for_sentence(sentence.n, index)[0]
+    comp = compressor.compress(sentence, length, args.chars, deadline=deadline)
+    row = {"id": sentence.id, "text": text, "output": comp.text,
+           **comp.to_json(timing=not args.deterministic, trace=args.trace)}
+    print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
 
 def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
@@ -125,8 +143,11 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     from dualdecomp.app.batch import BatchOptions, detect_input_format, run_batch
     from dualdecomp.core.progress import progress_factory
 
-    input_format = detect_input_format(args.input) if args.input_format == "auto" else args.input_format
-    if args.split and input_format != "text":
+    # standard input and pipes: None here, their first line decides as they are read ("auto")
+    input_format = args.input_format
+    if input_format == "auto":
+        input_format = detect_input_format(args.input) or "auto"
+    if args.split and input_format == "jsonl":
         raise InputError("--split needs plain-text input (--input-format text)")
     options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
                            time_limit=args.time_limit, deterministic=args.deterministic,
@@ -139,18 +160,19 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     def emit(row: dict) -> None:
         print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
-    bar = progress_factory(args.quiet or not args.output)(None, "compressing")
-    if args.workers > 1 or args.scheduler:
-        # lazy: Dask is imported only for a distributed run
-        from dualdecomp.app.cluster import cluster_client
-        from dualdecomp.app.distributed import run_distributed_batch
+    # the batch gives the bar its total once the input is read; it is cleared before the summary
+    with progress_factory(args.quiet or not args.output)(None, "compressing", unit="line") as bar:
+        if args.workers > 1 or args.scheduler:
+            # lazy: Dask is imported only for a distributed run
+            from dualdecomp.app.cluster import cluster_client
+            from dualdecomp.app.distributed import run_distributed_batch
 
-        with cluster_client(args.workers, args.scheduler) as client:
-            _, summary = run_distributed_batch(args.input, args.output, client, compressor, options, bar,
-                                               None if args.output else emit)
-    else:
-        _, summary = run_batch(args.input, args.output, compressor, options, bar,
-                               None if args.output else emit)
+            with cluster_client(args.workers, args.scheduler) as client:
+                _, summary = run_distributed_batch(args.input, args.output, client, compressor, options, bar,
+                                                   None if args.output else emit)
+        else:
+            _, summary = run_batch(args.input, args.output, compressor, options, bar,
+                                   None if args.output else emit)
     if summary.failed:
         print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
               "field)", file=sys.stderr)
@@ -168,10 +190,13 @@ def run(args: argparse.Namespace) -> int:
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
     from dualdecomp.app.output_paths import check_paths
+    from dualdecomp.data.line_reader import standard_input_is_redirected
     from dualdecomp.data.locations import default_model_dir
 
+    if args.text is None and args.input is None and standard_input_is_redirected():
+        args.input = "-"  # echo TEXT | dualdecomp compress
     if (args.text is None) == (args.input is None):
-        raise InputError("give either TEXT or --input FILE")
+        raise InputError("give either TEXT or --input FILE (or pipe lines into standard input)")
     if args.output and not args.input:
         raise InputError("--output needs --input")
     if args.workers < 1 or ((args.workers > 1 or args.scheduler) and not args.input):

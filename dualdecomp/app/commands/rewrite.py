@@ -24,13 +24,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``rewrite`` on the CLI's subparsers."""
     p = subparsers.add_parser("rewrite", help="rewrite text or a file (beyond deletion, exact budgets)",
                               description=DESCRIPTION)
-    p.add_argument("text", nargs="?", help="raw text to rewrite (omit with --input)")
+    p.add_argument("text", nargs="?",
+                   help="raw text to rewrite (omit with --input; without either, lines piped into standard "
+                        "input are read, as with --input -)")
     p.add_argument("--input", metavar="IN",
                    help="input file ('-': standard input): JSONL ({id, text} per line, text raw) or plain "
                         "text (one raw sentence per line), see --input-format")
     p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
                    help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
-                        "anything else is plain text (standard input: JSONL unless told)")
+                        "anything else is plain text (standard input and pipes: their first line decides)")
     p.add_argument("--output", metavar="OUT",
                    help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
                         "by row); without it results are printed")
@@ -68,7 +70,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="seconds per sentence (its parse included); the chart is not anytime: a sentence "
                         "over it gets an error row")
     p.add_argument("--deterministic", action="store_true",
-                   help="leave out the wall-clock `seconds` field so identical runs give identical bytes")
+                   help="leave out the wall-clock 'seconds' field so identical runs give identical bytes")
     p.add_argument("--batch-size", type=int, default=64, metavar="K",
                    help="lines parsed together (and the granularity of progress)")
     p.add_argument("--workers", type=int, default=1, metavar="N",
@@ -143,7 +145,10 @@ def _rewrite_file(args: argparse.Namespace, rewriter, budget) -> int:
     from dualdecomp.app.batch import BatchOptions, detect_input_format, run_batch
     from dualdecomp.core.progress import progress_factory
 
-    input_format = detect_input_format(args.input) if args.input_format == "auto" else args.input_format
+    # standard input and pipes: None here, their first line decides as they are read ("auto")
+    input_format = args.input_format
+    if input_format == "auto":
+        input_format = detect_input_format(args.input) or "auto"
     options = BatchOptions(budget=budget, resume=args.resume, on_error=args.on_error,
                            time_limit=args.time_limit, deterministic=args.deterministic,
                            batch_size=args.batch_size, input_format=input_format,
@@ -152,17 +157,19 @@ def _rewrite_file(args: argparse.Namespace, rewriter, budget) -> int:
     def emit(row: dict) -> None:
         print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
-    bar = progress_factory(args.quiet or not args.output)(None, "rewriting")
-    if args.workers > 1 or args.scheduler:
-        # lazy: Dask is imported only for a distributed run
-        from dualdecomp.app.cluster import cluster_client
-        from dualdecomp.app.distributed import run_distributed_batch
+    # the batch gives the bar its total once the input is read; it is cleared before the summary
+    with progress_factory(args.quiet or not args.output)(None, "rewriting", unit="line") as bar:
+        if args.workers > 1 or args.scheduler:
+            # lazy: Dask is imported only for a distributed run
+            from dualdecomp.app.cluster import cluster_client
+            from dualdecomp.app.distributed import run_distributed_batch
 
-        with cluster_client(args.workers, args.scheduler) as client:
-            _, summary = run_distributed_batch(args.input, args.output, client, rewriter, options, bar,
-                                               None if args.output else emit)
-    else:
-        _, summary = run_batch(args.input, args.output, rewriter, options, bar, None if args.output else emit)
+            with cluster_client(args.workers, args.scheduler) as client:
+                _, summary = run_distributed_batch(args.input, args.output, client, rewriter, options, bar,
+                                                   None if args.output else emit)
+        else:
+            _, summary = run_batch(args.input, args.output, rewriter, options, bar,
+                                   None if args.output else emit)
     if summary.failed:
         print(f"dualdecomp rewrite: {summary.failed} of {summary.lines} lines failed (see their 'error' "
               "field)", file=sys.stderr)
@@ -179,10 +186,13 @@ def run(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.output_paths import check_paths
     from dualdecomp.app.rewriter import Rewriter
+    from dualdecomp.data.line_reader import standard_input_is_redirected
     from dualdecomp.data.locations import default_model_dir, rewrite_model_dir
 
+    if args.text is None and args.input is None and standard_input_is_redirected():
+        args.input = "-"  # echo TEXT | dualdecomp rewrite
     if (args.text is None) == (args.input is None):
-        raise InputError("give either TEXT or --input FILE")
+        raise InputError("give either TEXT or --input FILE (or pipe lines into standard input)")
     if args.output and not args.input:
         raise InputError("--output needs --input")
     if args.resume and not args.output:
