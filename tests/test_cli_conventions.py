@@ -126,3 +126,84 @@ def test_ctrl_c_while_the_cli_is_imported_exits_130(monkeypatch, capsys):
         entry.main()
     assert info.value.code == 130
     assert capsys.readouterr().err.strip() == "dualdecomp: interrupted"
+
+
+# --- W3.4: help texts and usage errors of every subcommand ------------------------------------------------
+
+def _subcommands() -> list[tuple[str, ...]]:
+    """Every subcommand path (``compress``, ``lm build``, ...) and ``train --kind K`` for every kind."""
+    import argparse
+
+    from dualdecomp.app.cli import build_parser
+    from dualdecomp.models.registry import trainer_names
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    if sub.prog.endswith(" " + name):  # an alias (train-linearizer) is the same parser
+                        yield (*prefix, name)
+                        yield from walk(sub, (*prefix, name))
+
+    return [*walk(build_parser(), ()), *(("train", "--kind", k) for k in trainer_names())]
+
+
+SUBCOMMANDS = _subcommands()
+
+
+def _help(argv, monkeypatch, capsys) -> str:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main([*argv, "-h"]) == 0
+    return capsys.readouterr().out
+
+
+def test_every_subcommand_is_checked():
+    names = {" ".join(c) for c in SUBCOMMANDS}
+    assert {"compress", "rewrite", "evaluate", "lm", "lm build", "t3", "t3 evaluate", "order", "order train",
+            "plot", "train --kind transducer"} <= names
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS, ids=" ".join)
+def test_help_fits_100_columns_without_markup_or_stale_paths(argv, monkeypatch, capsys):
+    """``-h`` at 100 columns: no line longer (before: ``order -h``, ``t3 -h``, ``lm -h``, ``plot -h``, the
+    ``train`` usage), no reST or markdown (double backticks, ``:mod:`` roles, backticks), and every file
+    path it names exists (before: ``evaluate -h`` named ``dualdecomp/table.py``)."""
+    import re
+
+    from tests.test_layers import ROOT
+
+    text = _help(argv, monkeypatch, capsys)
+    assert text.startswith(f"usage: {_prog(argv)} ")
+    long = [line for line in text.splitlines() if len(line) > 100]
+    assert not long, long
+    assert "`" not in text and not re.search(r":(func|mod|class|meth|attr|data|ref):`?", text)
+    paths = re.findall(r"[\w.-]+(?:/[\w.-]+)+\.(?:py|md|json)\b", text)
+    tree = ("dualdecomp/", "data/", "docs/", "benchmarks/", "models/", "solvers/", "scripts/")
+    missing = [p for p in paths if p.startswith(tree) and not (ROOT / p).exists()]  # not configs/NAME.json
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("argv", SUBCOMMANDS, ids=" ".join)
+def test_an_unknown_option_shows_the_subcommand_usage(argv, capsys):
+    """``dualdecomp compress --bogus``: the usage line of ``compress``, not the top-level one."""
+    assert main([*argv, "--bogus-option"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {_prog(argv)} "), err
+    # the unknown option, or first a missing required argument, named by the subcommand
+    assert f"{_prog(argv)}: error: " in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compress", "text", "--bogus-option"], ["lm", "query", "x", "--bogus-option"],
+    ["train", "--kind", "lm", "--train", "a", "--out", "b", "--bogus-option"]])
+def test_an_unknown_option_is_named_under_the_subcommand_usage(argv, capsys):
+    """Before: ``usage: dualdecomp [-h] [--version] COMMAND ...`` and ``dualdecomp: error: ...``."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    prog = _prog(tuple(argv[:2] if argv[0] == "lm" else argv[:1]))
+    assert err.startswith(f"usage: {prog} "), err
+    assert f"{prog}: error: unrecognised arguments: --bogus-option" in err
+
+
+def _prog(argv: tuple[str, ...]) -> str:
+    return "dualdecomp " + " ".join(argv[:1] if argv[0] == "train" else argv)

@@ -17,7 +17,11 @@ Prepare = Callable[[argparse.ArgumentParser, list[str]], None]
 class DeferredParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` with :meth:`defer`: ``prepare(parser, args)`` runs once, just
     before the parser parses its arguments (``args``: the command line it was given) or formats its help.
-    The CLI makes every subcommand's parser one (``add_subparsers(parser_class=DeferredParser)``)."""
+    The CLI makes every subcommand's parser one (``add_subparsers(parser_class=DeferredParser)``).
+
+    An argument the subcommand does not know is reported by the subcommand's parser itself, with its own
+    usage line (``usage: dualdecomp compress ...``); argparse would hand it back to the top-level parser,
+    whose message shows only ``usage: dualdecomp [-h] [--version] COMMAND ...``."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -33,9 +37,13 @@ class DeferredParser(argparse.ArgumentParser):
             prepare(self, list(args))
 
     def parse_known_args(self, args=None, namespace=None):
-        """Prepare, then :meth:`argparse.ArgumentParser.parse_known_args`."""
+        """Prepare, then :meth:`argparse.ArgumentParser.parse_known_args`; an argument left unrecognised
+        is this parser's usage error (see the class docstring)."""
         self._run_prepare(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognised arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def format_help(self) -> str:
         """Prepare (with no arguments: the defaults), then the help."""

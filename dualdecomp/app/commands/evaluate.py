@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
 from dualdecomp.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -14,11 +15,11 @@ if TYPE_CHECKING:
     from dualdecomp.app.evaluation import EvaluationReport
 
 DESCRIPTION = """\
-Score the compressions in SYSTEM.jsonl (the output of `dualdecomp compress`) against the references
+Score the compressions in SYSTEM.jsonl (the output of dualdecomp compress) against the references
 of GOLD.jsonl, matched by id: compression rate, token F1, bigram F1 (boundary-padded), GR-F1 (spaCy
 dependency triples), ROUGE-1/2/L. Scores are macro-averaged over sentences and, with several
-references, averaged over references. A system run with `--length gold` is scored reference by
-reference at each reference's length. Lines carrying `error` are counted as failed and excluded from
+references, averaged over references. A system run with --length gold is scored reference by
+reference at each reference's length. Lines carrying an 'error' field are counted as failed and excluded from
 the averages.
 
 With --curve, instead: compress GOLD.jsonl with every --system at every ratio of --ratios (each
@@ -49,16 +50,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """
     parser = subparsers.add_parser(
         "evaluate", help="score system compressions against gold references",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=DESCRIPTION, formatter_class=ParagraphHelpFormatter)
     parser.add_argument("--task", choices=("compress", "rewrite"), default="compress",
                         help="compress (default): score compressions; rewrite: score rewrites (below)")
     parser.add_argument("--input", "-i", metavar="GOLD.jsonl",
                         help="gold corpus (JSONL with text and compressions)")
     parser.add_argument("--output", "-o", metavar="SYSTEM.jsonl",
-                        help="system output of `dualdecomp compress` to score")
+                        help="system output of dualdecomp compress to score")
     parser.add_argument("--table", metavar="SPEC.json",
                         help="instead: run every system of SPEC.json on its dev files at gold length and "
-                             "print one markdown table (see dualdecomp/table.py)")
+                             "print one markdown table (SPEC.json: see docs/models.md, 'Other trained "
+                             "components', e.g. benchmarks/table.json)")
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the report as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print the report as a markdown table")

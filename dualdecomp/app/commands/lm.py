@@ -8,6 +8,7 @@ import json
 import sys
 
 from dualdecomp.app.commands.deferred_parser import defer
+from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
 from dualdecomp.app.commands.train import run_trainer
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.registry import get_trainer
@@ -16,7 +17,7 @@ DESCRIPTION = """\
 build: estimate a modified Kneser-Ney n-gram model with KenLM's lmplz from corpus files: *.jsonl (the
 text and every compression of each line), *.tsv[.gz] (Google format: the sentence and its compression
 from the keep labels) or plain text (one pre-tokenised sentence per line); .gz is decompressed. Tokens
-are lowercased and every token with a digit becomes ##. Needs lmplz and build_binary (`make lmplz`).
+are lowercased and every token with a digit becomes ##. Needs lmplz and build_binary (make lmplz).
 
 default: rebuild the shipped default LM (data/default_model/lm.binary and its LM.md) from the Google
 training data of the shared data directory: an order-3 model, 8-bit quantised, pruned until it fits
@@ -42,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """
     parser = subparsers.add_parser(
         "lm", help="build or query a KenLM n-gram language model", description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=ParagraphHelpFormatter)
     parser.set_defaults(func=run, lm_command=None)
     sub = parser.add_subparsers(dest="lm_command", metavar="{build,default,query}")
 
@@ -60,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "default", help="rebuild the shipped default LM (data/default_model/lm.binary and LM.md)",
         description="Rebuild the default LM from the Google training data of the shared data directory "
                     "(sentences and their compressions; google/eval.dev.jsonl gives the perplexities) "
-                    "and write lm.binary and LM.md into --out-dir. Needs lmplz (`make lmplz`).")
+                    "and write lm.binary and LM.md into --out-dir. Needs lmplz (make lmplz).")
     default.add_argument("--data-dir", default=None, metavar="DIR",
                          help="shared data directory holding google/ (default: ../shared/data beside "
                               "the checkout)")

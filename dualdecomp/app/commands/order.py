@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
 from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
 from dualdecomp.app.commands.old_spellings import add_old_spelling
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
@@ -16,35 +17,43 @@ from dualdecomp.models.ordering.decoding.config import SECOND_STAGES, second_sta
 
 DESCRIPTION = """\
 Order a bag of words into a sentence with a dependency tree (learning-guided best-first search of
-Zhang & Clark 2015, an APPROXIMATE decoder with a timeout). Input: --input FILE (.conllu: word order
-ignored, XPOS and HEAD used as hard constraints where not '_'; .jsonl: {"words": [...], "pos": [...],
-"heads": [...]} with null for "not given", heads 1-based, 0 = root) or --words "w1 w2 ...".
-The score adds a KenLM trigram term (--lm, --lm-weight; by default the embedded compression trigram at
-the weight stored in the model by `order select-lm`, chosen on dev; inputs with ordered units have a
-weight of their own, `order select-lm --units`).
-Inputs with a complete tree are ordered by the model's head-domain lineariser (beyond the paper: each
-head's dependents ordered by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0;
-with its LM term, chosen on dev, a beam search: APPROXIMATE, or with --lineariser-states N an exact DP
-first, certified when it finishes within N states); --no-lineariser orders them with the paper model's tree
-beam DP (--tree-beam K, 64 by default: the exact DP keeping the K best states per step; APPROXIMATE,
-certified when nothing was pruned), and with --exact the paper model's exact DP runs first and
-certifies that model's optimum when it finishes. Other inputs: best-first search, whose output's tree
-is completed (every word) and ordered again by the tree beam DP (--second-stage lineariser: by the
-lineariser). --tree-beam 0: best-first search alone, the paper's method. Bags that give no tag and no
-head outside their units are ordered by the model's LM beam search instead (beyond the paper: n-gram LMs
-alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned; --lm-beam 0: never,
---lm-beam B: every input without heads outside its units, at beam B).
+Zhang & Clark 2015, an APPROXIMATE decoder with a timeout).
+
+Input: --input FILE (.conllu: word order ignored, XPOS and HEAD used as hard constraints where not '_';
+.jsonl: {"words": [...], "pos": [...], "heads": [...]} with null for "not given", heads 1-based, 0 = root)
+or --words "w1 w2 ...".
+
+Score: the model's plus a KenLM trigram term (--lm, --lm-weight; by default the embedded compression
+trigram at the weight stored in the model by order select-lm, chosen on dev; inputs with ordered units
+have a weight of their own, order select-lm --units).
+
+Decoders, by input:
+* a complete tree: the model's head-domain lineariser (beyond the paper: each head's dependents ordered
+  by an exact DP, certified: true when no LM term is used, i.e. --lm-weight 0; with its LM term, chosen
+  on dev, a beam search: APPROXIMATE, or with --lineariser-states N an exact DP first, certified when it
+  finishes within N states); --no-lineariser: the paper model's tree beam DP (--tree-beam K, 64 by
+  default: the exact DP keeping the K best states per step; APPROXIMATE, certified when nothing was
+  pruned), and with --exact the paper model's exact DP first, which certifies that model's optimum when
+  it finishes;
+* other inputs: best-first search, whose output's tree is completed (every word) and ordered again by
+  the tree beam DP (--second-stage lineariser: by the lineariser); --tree-beam 0: best-first search
+  alone, the paper's method;
+* bags that give no tag and no head outside their units: the model's LM beam search (beyond the paper:
+  n-gram LMs alone, left to right, APPROXIMATE, certified for the LMs when nothing was pruned;
+  --lm-beam 0: never, --lm-beam B: every input without heads outside its units, at beam B).
+
 Output: one JSON line per input. A sentence block or line that cannot be read or ordered gets a row
 {"id": ..., "error": ...} and the others go on; the exit code is then 2 (bad input).
 
-train: guided learning on CoNLL-U train, selection on dev (see docs/word-ordering.md).
-train-lineariser: the head-domain lineariser (averaged perceptron; epoch and LM weight chosen on dev).
-evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
-of Table 7 of the paper.
-select-lm: choose the LM weight on dev sentences (deterministic rule, docs/word-ordering.md) and store
-it (--write).
-build-lm-beam: estimate the n-gram LM of the LM beam search (beyond the paper: a bag ordered by the LM
-alone, left to right, APPROXIMATE) into a model, choose its beam on dev and store both.
+Subcommands:
+* train: guided learning on CoNLL-U train, selection on dev (see docs/word-ordering.md);
+* train-lineariser: the head-domain lineariser (averaged perceptron; epoch and LM weight chosen on dev);
+* evaluate: BLEU (sacrebleu), exact match and words recovered on a CoNLL-U file for the input conditions
+  of Table 7 of the paper;
+* select-lm: choose the LM weight on dev sentences (deterministic rule, docs/word-ordering.md) and store
+  it (--write);
+* build-lm-beam: estimate the n-gram LM of the LM beam search (beyond the paper: a bag ordered by the LM
+  alone, left to right, APPROXIMATE) into a model, choose its beam on dev and store both.
 """
 
 
@@ -66,8 +75,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         The ``order`` parser.
     """
     parser = subparsers.add_parser("order", help="order a bag of words (syntax-based word ordering)",
-                                   description=DESCRIPTION,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=DESCRIPTION, formatter_class=ParagraphHelpFormatter)
     parser.set_defaults(func=run, order_command=None)
     _decode_options(parser)
     parser.add_argument("--input", default=None, metavar="FILE", help="inputs (.conllu or .jsonl)")

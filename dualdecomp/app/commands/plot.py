@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
+
 DESCRIPTION = """\
-Draw one decode's convergence from TRACE.jsonl, the output of `dualdecomp compress --trace --json` (or
-of `--trace --output`): the dual bound and the best primal per iteration, the gap dual - primal on a log
+Draw one decode's convergence from TRACE.jsonl, the output of dualdecomp compress --trace --json (or
+of --trace --output): the dual bound and the best primal per iteration, the gap dual - primal on a log
 axis with the iteration where it closed (the certificate), and the length multiplier lambda during its
 bisection (a third panel, only when the trace has one). Drawn off-screen (matplotlib Agg). Values
 that are NaN, infinite or beyond +-1e100 are left out (one line on stderr says which); a bad trace entry
@@ -29,8 +31,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         The command's parser (``func`` is set to :func:`run`).
     """
     p = subparsers.add_parser("plot", help="draw a decode's convergence (dual, primal, gap, lambda)",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", metavar="TRACE.jsonl", help="output of `dualdecomp compress --trace --json`")
+                              description=DESCRIPTION, formatter_class=ParagraphHelpFormatter)
+    p.add_argument("trace", metavar="TRACE.jsonl", help="output of dualdecomp compress --trace --json")
     p.add_argument("--output", "-o", metavar="CONV.png", required=True,
                    help="picture to write (.png, .pdf or .svg)")
     p.add_argument("--id", metavar="ID", default=None,

@@ -26,12 +26,31 @@ import time
 from pathlib import Path
 
 from dualdecomp.app.commands.deferred_parser import DeferredParser, defer
+from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
 from dualdecomp.app.commands.train import run_trainer
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.registry import get_trainer
 
 DEFAULT_LM = default_model_dir() / "lm.binary"
+
+DESCRIPTION = """\
+Train and evaluate the tree transducer (T3, Cohn & Lapata 2009) on a Clarke & Lapata corpus.
+
+t3 train --train FILE --dev FILE --out DIR (the same as dualdecomp train --kind transducer): parse both
+sides with spaCy, convert them to phrase structure, extract the STSG, find gold derivations (maximum
+rules), train the rule weights (loss-augmented large-margin SGD, or the averaged perceptron), choose
+lambda and the epoch on dev (bigram F1 at gold length) and save the model. --loss picks the SSVM loss of
+Cohn & Lapata section 3.6: token and cfg are exact; ngram, edit and f1 use dual decomposition, exact when
+certified (the number of uncertified, APPROXIMATE loss-augmented steps is logged and saved in the
+model's meta).
+
+t3 evaluate --model DIR --dev FILE: CR, token F1, bigram F1 and GR-F1 on the dev file for
+* T3 alone, free length (exact chart DP),
+* T3 alone, gold length (exact: a chart with a length dimension),
+* T3 + LM, free and gold length, by beam search with cube pruning: APPROXIMATE (no optimality
+  guarantee; it is the paper's baseline search, not an exact method).
+"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -46,7 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     argparse.ArgumentParser
     """
     parser = subparsers.add_parser("t3", help="tree transducer (T3) baseline: train / evaluate",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   description=DESCRIPTION, formatter_class=ParagraphHelpFormatter)
     parser.set_defaults(func=run, t3_command=None)
     sub = parser.add_subparsers(dest="t3_command", metavar="{train,evaluate}")
     tr = sub.add_parser("train", help="extract a grammar and train T3 (= dualdecomp train --kind transducer)")
@@ -54,7 +73,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     tr.set_defaults(func=run)
     defer(tr, _add_train_arguments)
     ev = sub.add_parser("evaluate", help="evaluate a T3 model on a dev/test corpus")
-    ev.add_argument("--model", required=True, help="model directory from `t3 train`")
+    ev.add_argument("--model", required=True, help="model directory from t3 train")
     ev.add_argument("--dev", required=True, help="gold corpus (JSONL)")
     ev.add_argument("--lm", default=str(DEFAULT_LM), help="KenLM model for T3 + LM ('none' to skip)")
     ev.add_argument("--beam", type=int, default=100, help="unique items per cell in the beam search")

@@ -35,8 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "Each kind has its own options: dualdecomp train --kind K --help lists them.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     # type=trainer_name: an old name (joint) is read as its new one (cotraining) before the choices
-    p.add_argument("--kind", choices=trainer_names(), default=DEFAULT_KIND, type=trainer_name,
-                   help=f"what to train (default: {DEFAULT_KIND})")
+    p.add_argument("--kind", choices=trainer_names(), default=DEFAULT_KIND, type=trainer_name, metavar="KIND",
+                   help=f"what to train: {', '.join(trainer_names())} (default: {DEFAULT_KIND})")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
     defer(p, _add_kind_arguments)
