@@ -50,7 +50,7 @@ from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.rewriting.model import RewriteDecoder, load_rewrite_decoder
-from dualdecomp.solvers.rewriting import Budget, Operations
+from dualdecomp.solvers.rewriting import Budget, Operations, sentence_case
 
 if TYPE_CHECKING:
     # lazy: for the annotation only (the batch imports this module)
@@ -299,7 +299,8 @@ class Rewriter:
         der = dec.decode(hg, budget)
         seconds = perf_counter() - start
         rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
-        return Rewrite(text=detokenise(sentence, np.ones(sentence.n, dtype=bool)), rewrite=der.text,
+        source = detokenise(sentence, np.ones(sentence.n, dtype=bool))
+        return Rewrite(text=source, rewrite=sentence_case(der.text, source),
                        words=tuple(der.words), primal=float(der.score),
                        dual=float(der.score) if der.certified else None,
                        gap=0.0 if der.certified else None, certified=bool(der.certified), seconds=seconds,
@@ -330,7 +331,8 @@ class Rewriter:
         seconds = perf_counter() - start
         hg = chart.hypergraph
         rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
-        return Rewrite(text=detokenise(sentence, np.ones(sentence.n, dtype=bool)), rewrite=der.text,
+        source = detokenise(sentence, np.ones(sentence.n, dtype=bool))
+        return Rewrite(text=source, rewrite=sentence_case(der.text, source),
                        words=tuple(der.words), primal=float(result.primal), dual=float(result.dual),
                        gap=float(result.gap), certified=bool(result.certified), seconds=seconds,
                        operations=der.operations, method=self.joint_method, rules=rules, chars=der.chars,

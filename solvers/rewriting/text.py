@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CLITICS", "CLOSING", "detokenise_words", "joins_left", "space_before", "text_chars"]
+__all__ = ["CLITICS", "CLOSING", "detokenise_words", "joins_left", "sentence_case", "space_before",
+           "text_chars"]
 
 CLOSING = frozenset(",.;:!?)]}%…")
 """Characters of closing punctuation: a word made only of these attaches to the left."""
@@ -75,3 +76,19 @@ def detokenise_words(words: Sequence[str]) -> str:
 def text_chars(words: Sequence[str]) -> int:
     """Length of :func:`detokenise_words` of ``words``, computed without building the text."""
     return sum(len(w) for w in words) + sum(space_before(w) for w in list(words)[1:])
+
+
+def sentence_case(rewrite: str, source: str) -> str:
+    """``rewrite`` with its first letter upper-cased when the source's first letter is upper-case.
+
+    The rewriting model and its LM read lower-cased words, so a rewrite may start with a lower-cased
+    copy (``the`` for ``The``) or a moved word; the output takes the source's sentence case. The length
+    does not change, so a character budget still holds.
+    """
+    first = next((ch for ch in source if ch.isalpha()), "")
+    if not first.isupper():
+        return rewrite
+    for i, ch in enumerate(rewrite):
+        if ch.isalpha():
+            return rewrite[:i] + ch.upper() + rewrite[i + 1:] if ch.islower() else rewrite
+    return rewrite
