@@ -374,3 +374,13 @@ def test_beam_never_certifies_when_it_prunes(seed: int, max_states: int) -> None
     else:
         assert d.method == APPROXIMATE
         assert decode(hg, scores, lm, budget).peak_states > max_states
+
+
+def test_sentence_case_follows_the_source():
+    from dualdecomp.solvers.rewriting import sentence_case
+
+    assert sentence_case("the cat sat.", "The cat sat on the mat.") == "The cat sat."
+    assert sentence_case("\"the cat\" sat.", "\"The cat\" sat.") == "\"The cat\" sat."
+    assert sentence_case("iPhone sales rose.", "iPhone sales rose sharply.") == "iPhone sales rose."
+    assert sentence_case("", "The end.") == ""
+    assert len(sentence_case("the end.", "The end.")) == len("the end.")
