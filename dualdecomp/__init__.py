@@ -44,7 +44,7 @@ def __dir__() -> list[str]:
 
 
 def compress(text: str, length: int | None = None, ratio: float | None = None, model=None,
-             split: bool = False):
+             split: bool = False, components=None):
     """Compress raw text with a model (the embedded default model when ``model`` is None).
 
     Parameters
@@ -59,6 +59,9 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
         Model directory or loaded model.
     split : bool
         Split ``text`` into sentences and compress each (a list of compressions, one per sentence).
+    components : callable, str or list of them, optional
+        Your own components: factories ``f(sentence) -> component`` (or ``"MODULE:FUNCTION"``), added to
+        the model's for every sentence (``Compressor(extra_components=...)``, docs/components.md).
 
     Returns
     -------
@@ -68,4 +71,5 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
     # lazy: `import dualdecomp` stays fast (spaCy, numba load on first use)
     from dualdecomp.app.compressor import Compressor
 
-    return Compressor(model).compress_text(text, length=length, ratio=ratio, split=split)
+    return Compressor(model, extra_components=components).compress_text(text, length=length, ratio=ratio,
+                                                                        split=split)

@@ -12,6 +12,7 @@ import numpy as np
 
 from dualdecomp.app.length_request import parse_length
 from dualdecomp.app.limits import char_budget_cap, token_limit
+from dualdecomp.app.user_components import as_factories, build_components, factory_name
 from dualdecomp.core.component import char_budget_taker
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError
@@ -119,6 +120,11 @@ class Compressor:
         ``"growth"``, :mod:`dualdecomp.models.configuration.growth`), or
         :data:`~dualdecomp.app.limits.DEFAULT_MAX_TOKENS` (300) for a model without one (a bigram model, one
         given in memory, a configuration without ``"growth"``).
+    extra_components : callable, str or list of them, optional
+        Your own components, added to the configuration's for every sentence and decoded jointly with
+        them (certified by dual decomposition as a whole): a factory ``f(sentence) -> component or list of
+        components`` over that sentence's tokens, a ``"MODULE:FUNCTION"`` naming one, or a list of those
+        (:mod:`dualdecomp.app.user_components`; docs/components.md gives the shipped potentials' scale).
 
     Attributes
     ----------
@@ -129,11 +135,18 @@ class Compressor:
         The limit before the configuration's own ``max_tokens``, with its source (for the message).
     requested_max_tokens : int or None
         The ``max_tokens`` argument as given.
+    extra_components : tuple of callables
+        The factories of ``extra_components``.
     """
 
     def __init__(self, model: BigramModel | str | os.PathLike[str] | None = None,
-                 config: str | None = None, max_tokens: int | None = None) -> None:
+                 config: str | None = None, max_tokens: int | None = None,
+                 extra_components: object = None) -> None:
         token_limit(max_tokens, None)  # a bad value is refused before the model is loaded
+        self.extra_components = as_factories(extra_components)  # refused before the model is loaded too
+        if self.extra_components:  # the batch journal's run fingerprint names them (absent otherwise)
+            names = [factory_name(f) for f in self.extra_components]
+            self.fingerprint = lambda: {"extra_components": names}
         self.requested_max_tokens = max_tokens
         self.joint = None
         self.model = None
@@ -167,15 +180,21 @@ class Compressor:
             raise InputError(self.token_limit.message(n))
 
     def components(self, sentence: Sentence, chars: int | None = None,
-                   deadline: Deadline | None = None) -> tuple[list, str | None]:
+                   deadline: Deadline | None = None, extra: object = None) -> tuple[list, str | None]:
         """The decoding components of ``sentence`` and a note when the long-sentence fallback was used.
 
-        A character budget, if given, is enforced by the first component that can (capability
-        ``char_budget``: a bigram path). ``deadline`` is checked between the components' potentials."""
+        The components made by :attr:`extra_components` and by ``extra`` (factories, as for the
+        constructor) follow the configuration's. A character budget, if given, is enforced by the first
+        component that can (capability ``char_budget``: a bigram path). ``deadline`` is checked between
+        the components' potentials."""
         if self.joint is not None:
             comps, note = self.joint.components(sentence, deadline=deadline)
         else:
             comps, note = [Bigram(self.model.potentials(sentence))], None
+        factories = self.extra_components + as_factories(extra)
+        if factories:
+            decoder = self.decode_options.get("decoder", DEFAULT_DECODER)
+            comps += build_components(factories, sentence, decoder)
         if chars is not None:
             first = char_budget_taker(comps)
             if first is None:
@@ -188,7 +207,8 @@ class Compressor:
         return comps, note
 
     def compress(self, sentence: Sentence, length: int | None = None, chars: int | None = None,
-                 time_limit: float | None = None, deadline: Deadline | None = None) -> Compression:
+                 time_limit: float | None = None, deadline: Deadline | None = None,
+                 components: object = None) -> Compression:
         """Compress one sentence, optionally to exactly ``length`` tokens or at most ``chars`` characters.
 
         Parameters
@@ -208,6 +228,9 @@ class Compressor:
             far with its gap (``certified`` False unless proved).
         deadline : Deadline, optional
             A deadline already running (e.g. started before parsing); default: ``time_limit`` from now.
+        components : callable, str or list of them, optional
+            More of your own components for this call only, after :attr:`extra_components` (factories, as
+            for the constructor).
 
         Raises
         ------
@@ -215,11 +238,11 @@ class Compressor:
             When ``length`` is negative or larger than the sentence, ``chars`` is negative, or both are
             given.
         """
-        return self.compress_lengths(sentence, [length], chars, time_limit, deadline)[0]
+        return self.compress_lengths(sentence, [length], chars, time_limit, deadline, components)[0]
 
     def compress_lengths(self, sentence: Sentence, lengths: Sequence[int | None], chars: int | None = None,
-                         time_limit: float | None = None,
-                         deadline: Deadline | None = None) -> list[Compression]:
+                         time_limit: float | None = None, deadline: Deadline | None = None,
+                         components: object = None) -> list[Compression]:
         """Compress one sentence once per requested length (e.g. each reference's), building its
         components (features, potentials) only once. Arguments as in :meth:`compress`; the time limit
         covers the potentials and all the decodings together."""
@@ -240,7 +263,7 @@ class Compressor:
             deadline = Deadline.start(time_limit)
         options = dict(self.decode_options)
         decoder = get_decoder(options.pop("decoder", DEFAULT_DECODER))
-        comps, note = self.components(sentence, chars, deadline)
+        comps, note = self.components(sentence, chars, deadline, components)
         out = []
         for length in lengths:
             if deadline.seconds is not None:
@@ -252,7 +275,8 @@ class Compressor:
         return out
 
     def compress_text(self, text: str, length: int | None = None, ratio: float | None = None,
-                      chars: int | None = None, split: bool = False) -> Compression | list[Compression]:
+                      chars: int | None = None, split: bool = False,
+                      components: object = None) -> Compression | list[Compression]:
         """Tokenise and parse raw text with spaCy and compress it.
 
         Parameters
@@ -268,6 +292,9 @@ class Compressor:
         split : bool
             Split ``text`` into sentences (spaCy's parser, as ``dualdecomp compress --split``) and compress
             each one on its own.
+        components : callable, str or list of them, optional
+            More of your own components for this call (factories ``f(sentence) -> component``, as for the
+            constructor's ``extra_components``), built for each sentence.
 
         Returns
         -------
@@ -285,14 +312,15 @@ class Compressor:
         spec = parse_length(length=length, ratio=ratio)
         if not split:
             sentence = parse_text(text)
-            return self.compress(sentence, spec.for_sentence(sentence.n, 0)[0], chars)
-        return [self.compress(sentence, spec.for_sentence(sentence.n, k)[0], chars)
+            return self.compress(sentence, spec.for_sentence(sentence.n, 0)[0], chars, components=components)
+        return [self.compress(sentence, spec.for_sentence(sentence.n, k)[0], chars, components=components)
                 for k, sentence in enumerate(split_sentences(text))]
 
     def compress_tokens(self, tokens: Sequence[str], length: int | None = None,
-                        chars: int | None = None) -> Compression:
-        """Parse pre-tokenised text (never re-tokenised) and compress it."""
+                        chars: int | None = None, components: object = None) -> Compression:
+        """Parse pre-tokenised text (never re-tokenised) and compress it (``components``: as for
+        :meth:`compress_text`)."""
 
         if not tokens:
             raise InputError("empty sentence: nothing to compress")
-        return self.compress(parse_tokens([list(tokens)])[0], length, chars)
+        return self.compress(parse_tokens([list(tokens)])[0], length, chars, components=components)

@@ -33,6 +33,7 @@ from dask.distributed import Client, WorkerPlugin, as_completed, get_worker
 
 from dualdecomp.app.batch import BatchOptions, BatchSession, BatchSummary, process_chunk
 from dualdecomp.app.compressor import Compressor
+from dualdecomp.app.user_components import factory_name
 from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.core.progress import set_progress_total
 from dualdecomp.data.jsonl import CorpusItem
@@ -75,14 +76,20 @@ class CompressorPlugin(ProcessorPlugin):
         Configuration name of the model directory.
     max_tokens : int or None
         As for :class:`Compressor` (None: the configuration's own default limit).
+    extra_components : tuple of callables
+        As for :class:`Compressor`: your own component factories (sent to the workers: a factory defined
+        at the top level of a module they can import).
     """
 
-    def __init__(self, model: str | None, config: str | None, max_tokens: int | None = None) -> None:
+    def __init__(self, model: str | None, config: str | None, max_tokens: int | None = None,
+                 extra_components: tuple = ()) -> None:
         self.model = None if model is None else str(Path(model).resolve())
         self.config = config
         self.max_tokens = max_tokens
-        super().__init__(partial(Compressor, self.model, self.config, max_tokens=max_tokens),
-                         f"dualdecomp-compressor:{self.model}:{self.config}:{max_tokens}")
+        names = ",".join(factory_name(f) for f in extra_components)
+        super().__init__(partial(Compressor, self.model, self.config, max_tokens=max_tokens,
+                                 extra_components=list(extra_components)),
+                         f"dualdecomp-compressor:{self.model}:{self.config}:{max_tokens}:{names}")
 
 
 def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
@@ -112,7 +119,7 @@ def _plugin(processor) -> ProcessorPlugin:
     factory = getattr(processor, "worker_factory", None)
     if factory is None:  # a compressor
         return CompressorPlugin(str(processor.directory), processor.config_name,
-                                processor.requested_max_tokens)
+                                processor.requested_max_tokens, processor.extra_components)
     load = factory()
     return ProcessorPlugin(load, f"dualdecomp-{type(processor).__name__.lower()}:{load!r}")
 

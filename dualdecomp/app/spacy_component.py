@@ -13,11 +13,23 @@ A pipeline without a tagger and a parser before the component raises an ``InputE
 model's features need POS tags and dependency arcs; it never returns an empty "certified" compression).
 
 The config takes the CLI's options: ``model`` (a model directory; the embedded default model when
-null), ``length`` (an integer, or ``"ratio:R"``), ``ratio`` and ``chars``. The factory is registered with
-spaCy through the ``spacy_factories`` entry point, so ``import dualdecomp`` is not needed.
+null), ``length`` (an integer, or ``"ratio:R"``), ``ratio`` and ``chars``; and ``components``, your own
+components added to the model's (:mod:`dualdecomp.app.user_components`): one entry or a list, each a
+factory ``f(sentence) -> component`` named
+
+- ``"MODULE:FUNCTION"``: imported (this runs your code), as ``dualdecomp compress --component``;
+- ``"NAME"`` (no colon) or ``{"@misc": "NAME"}``: a function registered with
+  ``@spacy.registry.misc("NAME")`` that returns a factory or a list of factories.
+
+spaCy configs are strings, so a factory goes in by name; the registry is spaCy's own way (a name that
+``nlp.to_disk`` keeps in ``config.cfg`` and a package can register through the ``spacy_misc`` entry
+point), the import path needs no registration. The factory is registered with spaCy through the
+``spacy_factories`` entry point, so ``import dualdecomp`` is not needed.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -32,7 +44,7 @@ class DualDecompComponent:
     """Compress each ``Doc`` with a dualdecomp model (see the module docstring)."""
 
     def __init__(self, model: str | None = None, length: int | str | None = None, ratio: float | None = None,
-                 chars: int | None = None) -> None:
+                 chars: int | None = None, components: object = None) -> None:
         # lazy: spaCy imports this entry point whenever it builds a pipeline
         from dualdecomp.app.compressor import Compressor
         from dualdecomp.app.length_request import parse_length
@@ -43,7 +55,7 @@ class DualDecompComponent:
         if chars is not None and self.spec.mode != "free":
             raise InputError("give either a length or a character budget, not both")
         self.chars = chars
-        self.compressor = Compressor(model)
+        self.compressor = Compressor(model, extra_components=_factories(components))
         for name in EXTENSIONS:
             if not Doc.has_extension(name):
                 Doc.set_extension(name, default=None)
@@ -78,6 +90,30 @@ class DualDecompComponent:
         return doc
 
 
+def _factories(components: object) -> list:
+    """The factories named by the config's ``components`` (module docstring): import paths stay strings
+    (the compressor imports them), registry names are looked up in ``spacy.registry.misc`` and called."""
+    from spacy.util import registry
+
+    if components is None:
+        return []
+    items = components if isinstance(components, list | tuple) else [components]
+    out: list = []
+    for item in items:
+        if isinstance(item, dict) and set(item) == {"@misc"}:
+            item = item["@misc"]
+        if isinstance(item, str) and ":" not in item:
+            try:
+                made = registry.misc.get(item)()
+            except Exception as exc:  # catalogue's RegistryError, or the registered function's own
+                raise InputError(f"components: {item!r} is neither MODULE:FUNCTION nor a working function "
+                                 f"registered with @spacy.registry.misc ({exc})") from None
+            out.extend(made if isinstance(made, list | tuple) else [made])
+        else:
+            out.append(item)
+    return out
+
+
 def _without_spaces(doc: Doc) -> Doc:
     """A copy of ``doc`` without whitespace tokens, keeping tags, heads and labels."""
     keep = [t.i for t in doc if not t.is_space]
@@ -96,8 +132,9 @@ def _without_spaces(doc: Doc) -> Doc:
                heads=[head_of(i) for i in keep])
 
 
-@Language.factory("dualdecomp", default_config={"model": None, "length": None, "ratio": None, "chars": None})
+@Language.factory("dualdecomp", default_config={"model": None, "length": None, "ratio": None, "chars": None,
+                                               "components": None})
 def make_component(nlp: Language, name: str, model: str | None, length: int | str | None,
-                   ratio: float | None, chars: int | None) -> DualDecompComponent:
+                   ratio: float | None, chars: int | None, components: Any = None) -> DualDecompComponent:
     """spaCy factory of :class:`DualDecompComponent`."""
-    return DualDecompComponent(model=model, length=length, ratio=ratio, chars=chars)
+    return DualDecompComponent(model=model, length=length, ratio=ratio, chars=chars, components=components)

@@ -53,6 +53,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
     p.add_argument("--config", metavar="NAME",
                    help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm")
+    p.add_argument("--component", action="append", metavar="MODULE:FUNCTION", dest="components",
+                   help="add your own component: a factory f(sentence) -> component, imported from MODULE "
+                        "(this runs your code; repeatable; docs/components.md)")
     p.add_argument("--resume", action="store_true",
                    help="reuse the lines already done by an earlier (interrupted) run with the same --output")
     p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
@@ -211,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:  # before the model loads: refuse at once
         check_paths(args.input, args.output, length_file=spec.path,
                     model_dir=args.model if args.model is not None else default_model_dir())
-    compressor = Compressor(args.model, args.config, max_tokens=args.max_tokens)
+    compressor = Compressor(args.model, args.config, max_tokens=args.max_tokens,
+                            extra_components=args.components)
     if args.text is not None:
         return _compress_text(args, compressor, spec)
     return _compress_file(args, compressor, spec)
