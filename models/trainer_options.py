@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.model_files import atomic_write_bytes
 from dualdecomp.data.locations import default_model_dir
 
 __all__ = ["add_corpus_arguments", "add_perceptron_arguments", "add_seed_and_limit",
@@ -62,6 +63,12 @@ def lm_path(option: str | None) -> Path | None:
 
 
 def copy_lm(source: Path, target: Path) -> None:
-    """Put the LM into an output model directory (unless it is already that file)."""
-    if source.resolve() != target.resolve():
-        shutil.copyfile(source, target)
+    """Put the LM into an output model directory (unless it is already that file), atomically: a copy
+    beside ``target`` renamed over it, so ``target`` is the old file or the whole new one."""
+    if Path(source).resolve() != Path(target).resolve():
+        atomic_write_bytes(Path(target), lambda fh: _copy_into(source, fh))
+
+
+def _copy_into(source: Path, handle) -> None:
+    with open(source, "rb") as src:
+        shutil.copyfileobj(src, handle, 1 << 20)

@@ -33,6 +33,7 @@ from typing import Any
 
 from spacy.language import Language
 from spacy.tokens import Doc
+from spacy.util import registry
 
 from dualdecomp.core.errors import DualDecompError, InputError
 from dualdecomp.data.parsing import doc_to_sentence
@@ -93,8 +94,6 @@ class DualDecompComponent:
 def _factories(components: object) -> list:
     """The factories named by the config's ``components`` (module docstring): import paths stay strings
     (the compressor imports them), registry names are looked up in ``spacy.registry.misc`` and called."""
-    from spacy.util import registry
-
     if components is None:
         return []
     items = components if isinstance(components, list | tuple) else [components]

@@ -35,12 +35,14 @@ import errno
 import hashlib
 import json
 import os
+import shutil
 import stat
 import sys
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -50,7 +52,8 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 
 __all__ = ["ARRAY_FILE", "JSON_FILE", "LM_FILE", "MANIFEST", "MAX_DECOMPRESSED_BYTES", "FileLimit",
-           "atomic_write_bytes", "check_model_path", "check_npz_size", "file_sha256", "note_if_unchecked",
+           "atomic_directory", "atomic_write_bytes", "check_model_path",
+           "check_npz_size", "file_sha256", "note_if_unchecked",
            "open_model_file", "path_inside", "read_gzip_capped", "read_json", "read_model_bytes", "read_npz",
            "read_sparse_weights", "verify_file", "verify_files", "write_json", "write_manifest",
            "write_sparse_weights"]
@@ -380,6 +383,91 @@ def write_manifest(directory: str | os.PathLike[str]) -> Path:
     path = d / MANIFEST
     write_json(path, {"format": MANIFEST_FORMAT, "version": 1, "sha256": files})
     return path
+
+
+@contextmanager
+def atomic_directory(target: str | os.PathLike[str], manifest: bool = True) -> Iterator[Path]:
+    """Write a model directory all at once: what the block writes goes into a new temporary sibling folder
+    (``.NAME.XXXXXX``, hidden), renamed to ``target`` when the block ends.
+
+    When the block raises (a failed save, Ctrl-C), the temporary folder is removed and ``target`` is left
+    as it was: no failure leaves half a model. A new ``target`` is the renamed folder. An existing
+    ``target`` keeps what the block did not write (other models in its subfolders, its configurations:
+    ``train --out data/default_model`` must not remove ``dependency/``): once everything is written, each
+    file and folder of the temporary folder replaces its namesake in ``target`` by a rename (a folder:
+    moved aside, the new one renamed in, the old one removed), and ``target``'s manifest is rewritten.
+    A ``target`` that is a symbolic link to a directory is written where it points.
+
+    Parameters
+    ----------
+    target : path
+        The model directory to write (its parent is created if needed).
+    manifest : bool
+        Write ``MANIFEST.json`` (:func:`write_manifest`) into the folder before the rename (default).
+
+    Yields
+    ------
+    Path
+        The temporary folder to write into (empty).
+
+    Examples
+    --------
+    >>> with atomic_directory(out) as work:  # doctest: +SKIP
+    ...     save_model(model, work)
+    """
+    out = Path(target)
+    if out.is_symlink() and out.is_dir():
+        out = out.resolve()
+    if os.path.lexists(out) and not out.is_dir():
+        raise ModelError(f"{out}: exists and is not a directory (a model directory is written there)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield work
+        if not os.path.lexists(out):
+            if manifest:
+                write_manifest(work)
+            work.chmod(0o777 & ~_umask())  # mkdtemp makes it 0700; a model folder gets the usual mode
+            os.rename(work, out)
+            return
+        for entry in sorted(work.iterdir()):
+            _replace_entry(entry, out / entry.name)
+        work.rmdir()
+        if manifest:
+            write_manifest(out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _replace_entry(new: Path, dest: Path) -> None:
+    """Rename the file or folder ``new`` to ``dest``, replacing what is there (a folder is moved aside
+    first, and put back if the rename fails)."""
+    if new.is_dir() and not new.is_symlink():
+        new.chmod(0o777 & ~_umask())
+    if not os.path.lexists(dest):
+        os.rename(new, dest)
+    elif dest.is_dir() and not dest.is_symlink():
+        aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old.", dir=dest.parent))
+        os.rename(dest, aside / dest.name)
+        try:
+            os.rename(new, dest)
+        except BaseException:
+            os.rename(aside / dest.name, dest)
+            raise
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+    elif new.is_dir():
+        dest.unlink()
+        os.rename(new, dest)
+    else:
+        os.replace(new, dest)
 
 
 def _read_manifest(path: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.models.bigram.store import load_model, save_model
 from dualdecomp.models.registry import ComponentKind, Trainer, TrainingContext, get_kind
 from dualdecomp.models.trainer_options import (
@@ -58,12 +59,12 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> No
     else:
         model, _ = train(args.train, args.dev, config, **common)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    lm_file = None
-    if source is not None:
-        lm_file = "lm.binary"
-        copy_lm(source, out / lm_file)
-    save_model(model, out, lm_file=lm_file)
+    with atomic_directory(out) as work:  # all or nothing: no half-written model on a failure
+        lm_file = None
+        if source is not None:
+            lm_file = "lm.binary"
+            copy_lm(source, work / lm_file)
+        save_model(model, work, lm_file=lm_file)
     context.log(f"model saved to {out}")
 
 

@@ -49,7 +49,14 @@ import numpy as np
 from dualdecomp.core.component import length_bias_taker, merged_sums
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
-from dualdecomp.core.model_files import note_if_unchecked, path_inside, read_json, verify_file, write_manifest
+from dualdecomp.core.model_files import (
+    atomic_write_bytes,
+    note_if_unchecked,
+    path_inside,
+    read_json,
+    verify_file,
+    write_manifest,
+)
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.engine.decoders import check_decode_block
 from dualdecomp.models.configuration.growth import Growth, parse_growth
@@ -316,6 +323,7 @@ def save_config(config: JointConfig, directory: str | os.PathLike[str], name: st
     d = Path(directory)
     path = d / "config.json" if name is None else d / "configs" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config.to_json(), indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(config.to_json(), indent=2) + "\n"
+    atomic_write_bytes(path, lambda fh: fh.write(text.encode("utf-8")))  # the old file or the new one
     write_manifest(d)
     return path

@@ -4,8 +4,8 @@ the averaged perceptron with the exact parser in the loop (``dualdecomp train --
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.models.dependency.store import load_dependency_model, save_dependency_model
 from dualdecomp.models.registry import ComponentKind, Trainer, TrainingContext
 from dualdecomp.models.trainer_options import (
@@ -39,7 +39,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> No
                                       length_mode=args.length_mode, limit=args.limit, seed=args.seed)
     model, _ = train_dependency(args.train, args.dev, config, log=context.log,
                                 progress_factory=context.progress_factory)
-    save_dependency_model(model, Path(args.out))
+    with atomic_directory(args.out) as work:  # all or nothing: no half-written model on a failure
+        save_dependency_model(model, work)
     context.log(f"dependency model saved to {args.out}")
 
 

@@ -36,7 +36,7 @@ import torch
 from transformers import BertModel
 
 from dualdecomp.core.errors import InputError
-from dualdecomp.core.model_files import atomic_write_bytes
+from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
@@ -319,17 +319,17 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
                 break
         if stopped != "steps":
             break
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out / "curve.json", lambda fh: fh.write(json.dumps(curve, indent=1).encode()))
     state = {k: v.detach().cpu().numpy() for k, v in model.encoder.state_dict().items()}
     config = EncoderConfig.from_dict(model.encoder.config.to_dict())
     record = {"settings": asdict(settings), "train_sentences": len(train_enc.ids),
               "dev_sentences": len(dev_enc.ids), "steps": step, "stopped_by": stopped,
               "minutes": round((time.monotonic() - start) / 60, 2), "final": curve[-1] if curve else {},
               "base": str(base.name)}
-    save_neural_model(out, config, state, model.head.weight.detach().numpy().reshape(-1),
-                      float(model.head.bias.detach().numpy()[0]), base / "tokenizer.json", meta=record,
-                      pair=model.pair.export() if model.pair is not None else None)
+    with atomic_directory(out) as work:  # all or nothing: no half-written model on a failure
+        atomic_write_bytes(work / "curve.json", lambda fh: fh.write(json.dumps(curve, indent=1).encode()))
+        save_neural_model(work, config, state, model.head.weight.detach().numpy().reshape(-1),
+                          float(model.head.bias.detach().numpy()[0]), base / "tokenizer.json", meta=record,
+                          pair=model.pair.export() if model.pair is not None else None)
     return record
 
 

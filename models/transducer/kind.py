@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.models.registry import ComponentKind, Trainer, TrainingContext
 from dualdecomp.models.trainer_options import add_corpus_arguments, lm_path
 from dualdecomp.models.transducer.losses import LOSSES
@@ -45,7 +46,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> No
         lm=None if lm is None else str(lm), seed=args.seed)
     t0 = time.time()
     model = train_t3_model(settings, log=context.log)
-    save_t3(model, args.out)
+    with atomic_directory(args.out) as work:  # all or nothing: no half-written model on a failure
+        save_t3(model, work)
     context.log(f"saved {args.out} ({time.time() - t0:.0f}s)")
 
 
