@@ -30,7 +30,13 @@ class OrderingResult:
     method : str
         ``"best-first (approximate)"`` or ``"exact DP"``.
     certified : bool
-        True only for the exact decoder when it proved the output optimal under the model.
+        True only when a decoder proved the output optimal: under the model that ``certified_for`` names.
+    certified_for : str or None
+        For which model the certificate holds, set by the decoder (word ordering's decoder registry):
+        ``"paper model + LM"`` / ``"paper model"`` (the exact DP, the tree beam with nothing pruned),
+        ``"LM alone"`` (the LM beam search: the LMs' optimum, no syntax), ``"lineariser + LM"`` /
+        ``"lineariser"`` (the head-domain lineariser); None when not certified (the JSON row's
+        ``certified_for`` is then null).
     stopped : tuple of str
         The stages the time limit cut short, each with what it returned (empty: none; the row then has
         ``"timed_out": true`` and a ``"note"``).
@@ -48,6 +54,7 @@ class OrderingResult:
     method: str = "best-first (approximate)"
     certified: bool = False
     stopped: tuple[str, ...] = ()
+    certified_for: str | None = None
 
     @property
     def timed_out(self) -> bool:
@@ -60,7 +67,7 @@ class OrderingResult:
                "heads": list(self.heads), "order": [k + 1 for k in self.order], "complete": self.complete,
                "score": None if self.score != self.score else self.score, "recovered": self.recovered,
                "expansions": self.expansions, "seconds": round(self.seconds, 4), "method": self.method,
-               "certified": self.certified}
+               "certified": self.certified, "certified_for": self.certified_for if self.certified else None}
         if self.stopped:
             row["timed_out"] = True
             row["note"] = "time limit reached in: " + "; ".join(self.stopped)

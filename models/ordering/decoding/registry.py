@@ -15,6 +15,10 @@ no output:
   certified for its own score without one);
 - ``best-first`` — the paper's best-first search (APPROXIMATE, never certified).
 
+Each decoder names the model its certificate holds for (``OrderingResult.certified_for``, the output
+row's ``"certified_for"``): :data:`PAPER_MODEL`, :data:`PAPER_MODEL_LM`, :data:`LM_ALONE`,
+:data:`LINEARISER`, :data:`LINEARISER_LM`; None when not certified.
+
 :data:`SECOND_STAGE_DECODERS` — what re-orders the completed tree of a best-first output
 (``ExactConfig.second_stage``), called as ``decode(bundle, inp, first, options, deadline)``: ``tree-beam``
 and ``lineariser`` (both APPROXIMATE: the tree is the search's).
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from dualdecomp.core.deadline import Deadline
@@ -100,6 +104,23 @@ def _get(options: Mapping[str, Any], option: Option) -> Any:
     return options.get(option.name, option.default)
 
 
+PAPER_MODEL = "paper model"
+"""Certified by the exact DP (or the tree beam, nothing pruned) without an LM term."""
+PAPER_MODEL_LM = "paper model + LM"
+"""Certified by the exact DP (or the tree beam, nothing pruned) with the LM term."""
+LM_ALONE = "LM alone"
+"""Certified by the LM beam search: the LMs' optimum, no syntax (``"the barked dog ."``)."""
+LINEARISER = "lineariser"
+"""Certified by the head-domain lineariser for its own score."""
+LINEARISER_LM = "lineariser + LM"
+"""Certified by the head-domain lineariser with its LM term (its exact DP finished)."""
+
+
+def _for(result: OrderingResult, model: str) -> OrderingResult:
+    """``result`` saying for which model its certificate holds (unchanged when not certified)."""
+    return replace(result, certified_for=model) if result.certified else result
+
+
 def _full_tree(inp: OrderingInput, decoder: str) -> None:
     if any(h is None for h in inp.heads):
         raise InputError(f"the {decoder} decoder needs every head given (a full tree)")
@@ -112,6 +133,10 @@ def _dp_result(model: OrderingModel, inp: OrderingInput, found: Linearisation[Ed
                        method="exact DP" if found.certified else BEAM_METHOD, certified=found.certified)
 
 
+def _paper(bundle: DecodingBundle, inp: OrderingInput) -> str:
+    return PAPER_MODEL_LM if bundle.lm_for(inp) is not None else PAPER_MODEL
+
+
 def _lm_beam(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, Any],
              deadline: Deadline | None = None) -> OrderingResult:
     """``lm-beam``: the LM beam search saved with the model (``bag_lm.search``) — APPROXIMATE: certified
@@ -121,7 +146,7 @@ def _lm_beam(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, A
         raise InputError("this model has no LM beam search")
     if not lm_beam_applies(inp):
         raise InputError("the lm-beam decoder orders only inputs without a given head outside their units")
-    return bundle.lm_beam.decode(inp, deadline)
+    return _for(bundle.lm_beam.decode(inp, deadline), LM_ALONE)
 
 
 def _exact_dp(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, Any],
@@ -135,7 +160,7 @@ def _exact_dp(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, 
     found = exact_linearisation(bundle.model, inp, _get(options, _MAX_STATES), deadline=deadline,
                                 lm=bundle.lm_for(inp))
     if found.certified and found.best is not None:
-        return _dp_result(bundle.model, inp, found, start)
+        return _for(_dp_result(bundle.model, inp, found, start), _paper(bundle, inp))
     return GaveUp(("the exact DP (gave up at the deadline, no output)",) if found.timed_out else ())
 
 
@@ -152,7 +177,7 @@ def _tree_beam(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str,
     stopped = ("the tree beam DP (finished greedily at the deadline)",) if found.timed_out else ()
     if found.best is None:
         return GaveUp(stopped)
-    return _dp_result(bundle.model, inp, found, start).after(stopped)
+    return _for(_dp_result(bundle.model, inp, found, start), _paper(bundle, inp)).after(stopped)
 
 
 def _lineariser(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, Any],
@@ -164,7 +189,8 @@ def _lineariser(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str
     _full_tree(inp, "lineariser")
     if bundle.lineariser is None:
         raise InputError("this model has no head-domain lineariser")
-    return linearise_tree(bundle.lineariser, inp, deadline, bundle.lineariser_lm)
+    return _for(linearise_tree(bundle.lineariser, inp, deadline, bundle.lineariser_lm),
+                LINEARISER_LM if bundle.lineariser_lm is not None else LINEARISER)
 
 
 def _best_first(bundle: DecodingBundle, inp: OrderingInput, options: Mapping[str, Any],
