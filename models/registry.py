@@ -7,13 +7,17 @@ A training recipe that is no single kind's declares its :class:`Trainer` as ``TR
 ``models/<folder>/trainer.py``, named by its folder (``_`` written ``-``): ``cotraining`` (the bigram and
 dependency models trained together with dual decomposition in the loop; its old name ``joint`` is a
 hidden alias, :data:`OLD_TRAINER_NAMES`) and ``length-bias`` (a configuration's ``length_bias``
-calibrated on dev corpora). ``dualdecomp train --kind NAME`` runs the trainer of any of them
-(:func:`trainer_names`). Modules are imported on first use only (loading a kind imports its model code).
+calibrated on dev corpora). A task's trainers may sit one folder deeper, ``models/<task>/<sub>/trainer.py``,
+named by that path with the spellings of :data:`TRAINER_SPELLINGS` (the word-ordering task's:
+``word-order`` for the paper's model, ``word-order-lineariser``, ``word-order-lm-beam``).
+``dualdecomp train --kind NAME`` runs the trainer of any of them (:func:`trainer_names`). The names are
+read from the folders; modules are imported on first use only (loading a kind imports its model code).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,12 +31,25 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.sentence import Sentence
 
-__all__ = ["OLD_TRAINER_NAMES", "ComponentKind", "Trainer", "TrainingContext", "get_kind", "get_trainer",
-           "kind_names", "trainer_name", "trainer_names"]
+__all__ = ["OLD_TRAINER_NAMES", "TRAINER_SPELLINGS", "ComponentKind", "Trainer", "TrainingContext",
+           "get_kind", "get_trainer", "kind_names", "trainer_name", "trainer_names"]
 
 OLD_TRAINER_NAMES: dict[str, str] = {"joint": "cotraining"}
 """Old names of ``train --kind`` still accepted (not listed): old name → name. ``joint`` named the
 co-training before W3.2 (it also named the configurations and the decomposition problem)."""
+
+TRAINER_SPELLINGS: dict[str, str] = {"ordering": "word-order", "ordering/paper": "word-order",
+                                     "ordering/bag_lm": "word-order-lm-beam"}
+"""How a folder below ``models/`` is spelled in the name of the trainers it holds: the longest of these
+paths that a ``trainer.py``'s folder starts with is replaced by its spelling, the rest of the path follows
+(``ordering/lineariser`` → ``word-order-lineariser``), ``/`` and ``_`` written ``-``. The ordering task is
+``word-order`` on the command line (the Makefile's targets, ``dualdecomp order``); its paper model is the
+task's own model; ``bag_lm`` trains the LM beam decoder's LMs and beam."""
+
+
+def _print_record(entry: dict) -> None:
+    """Print ``entry`` as one JSON line on stdout (the default :attr:`TrainingContext.record`)."""
+    print(json.dumps(entry), flush=True)
 
 
 @dataclass(frozen=True)
@@ -49,11 +66,15 @@ class TrainingContext:
         ``cluster()``: a context manager giving a Dask client, when parameter mixing was asked for
         (``--workers N > 1`` or ``--scheduler``, for a trainer with :attr:`Trainer.parameter_mixing`);
         None to train in this process.
+    record : callable
+        ``record(entry)``: a result along the way as one JSON line on stdout, also with ``--quiet`` (the
+        word-order trainers' epochs and dev grids: data, not progress messages).
     """
 
     log: Callable[[str], None]
     progress_factory: Callable[..., Any] | None = None
     cluster: Callable[[], AbstractContextManager[Any]] | None = None
+    record: Callable[[dict], None] = _print_record
 
 
 @dataclass(frozen=True)
@@ -158,6 +179,40 @@ def _packages_with(module: str) -> tuple[str, ...]:
                          if (path.parent / "__init__.py").is_file()}))
 
 
+def _spelled(folder: str) -> str:
+    """The trainer name of a folder below ``models/`` (``"ordering/lineariser"``), by
+    :data:`TRAINER_SPELLINGS`."""
+    prefix = max((p for p in TRAINER_SPELLINGS if folder == p or folder.startswith(p + "/")), key=len,
+                 default="")
+    rest = folder[len(prefix):].strip("/")
+    parts = [TRAINER_SPELLINGS[prefix]] if prefix else []
+    parts += [rest] if rest else []
+    return "-".join(parts).replace("/", "-").replace("_", "-")
+
+
+@cache
+def _trainer_modules() -> dict[str, str]:
+    """Trainer name → module, for every ``models/<folder>/trainer.py`` and ``models/<task>/<sub>/trainer.py``
+    in a package (every folder on the way with its ``__init__.py``); read from the folders, nothing is
+    imported.
+
+    Raises
+    ------
+    ModelError
+        Two folders give one name.
+    """
+    found: dict[str, str] = {}
+    for root in map(Path, models.__path__):
+        for path in [*root.glob("*/trainer.py"), *root.glob("*/*/trainer.py")]:
+            parts = path.parent.relative_to(root).parts
+            if not all((root.joinpath(*parts[:i + 1]) / "__init__.py").is_file() for i in range(len(parts))):
+                continue
+            name, module = _spelled("/".join(parts)), "dualdecomp.models." + ".".join((*parts, "trainer"))
+            if found.setdefault(name, module) != module:
+                raise ModelError(f"two trainers are named {name!r}: {found[name]} and {module}")
+    return found
+
+
 @cache
 def kind_names() -> tuple[str, ...]:
     """The registered component kinds: every ``models/<kind>/kind.py``, sorted."""
@@ -167,9 +222,10 @@ def kind_names() -> tuple[str, ...]:
 @cache
 def trainer_names() -> tuple[str, ...]:
     """What ``dualdecomp train --kind`` trains: every component kind and every ``models/<folder>/trainer.py``
-    (named by its folder, ``_`` written ``-``; sorted; a kind without a trainer is named, and refused when
-    asked for). The old names of :data:`OLD_TRAINER_NAMES` are not listed."""
-    return tuple(sorted({*kind_names(), *(name.replace("_", "-") for name in _packages_with("trainer"))}))
+    or ``models/<task>/<sub>/trainer.py`` (named by its folder, ``_`` written ``-``, with the spellings of
+    :data:`TRAINER_SPELLINGS`; sorted; a kind without a trainer is named, and refused when asked for). The
+    old names of :data:`OLD_TRAINER_NAMES` are not listed."""
+    return tuple(sorted({*kind_names(), *_trainer_modules()}))
 
 
 def trainer_name(name: str) -> str:
@@ -191,7 +247,7 @@ def get_kind(name: str) -> ComponentKind:
 @cache
 def get_trainer(name: str) -> Trainer:
     """The :class:`Trainer` of ``name`` (or of its old name, :func:`trainer_name`): a component kind's, or
-    a ``models/<folder>/trainer.py``'s.
+    a ``models/<folder>/trainer.py``'s (``models/<task>/<sub>/trainer.py``'s).
 
     Raises
     ------
@@ -206,7 +262,7 @@ def get_trainer(name: str) -> Trainer:
         if trainer is None:
             raise InputError(f"the {name} kind has no trainer (trainable: {', '.join(trainer_names())})")
         return trainer
-    module = f"dualdecomp.models.{name.replace('-', '_')}.trainer"
+    module = _trainer_modules()[name]
     trainer = import_module(module).TRAINER
     if not isinstance(trainer, Trainer):
         raise ModelError(f"{module}.TRAINER must be a Trainer")

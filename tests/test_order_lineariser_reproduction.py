@@ -47,7 +47,7 @@ def makefile_recipe(target: str) -> list[str]:
 
 def test_the_recipe_is_read_from_the_makefile() -> None:
     args = makefile_recipe("word-order-lineariser")
-    assert args[:2] == ["order", "train-lineariser"]
+    assert args[:3] == ["train", "--kind", "word-order-lineariser"]  # = order train-lineariser
     assert "--out" in args and args[args.index("--out") + 1] == "data/word_order_model"
 
 

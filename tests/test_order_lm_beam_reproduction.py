@@ -25,7 +25,7 @@ NEEDED = [SHARED_DATA / s for s in SOURCES] + [EWT / "en_ewt-ud-train.conllu", E
 
 def test_the_recipe_is_read_from_the_makefile() -> None:
     args = makefile_recipe("word-order-lm-beam")
-    assert args[:2] == ["order", "build-lm-beam"]
+    assert args[:3] == ["train", "--kind", "word-order-lm-beam"]  # = order build-lm-beam
     assert args[args.index("--model") + 1] == "data/word_order_model" and "--default" in args
 
 

@@ -210,7 +210,8 @@ def test_every_kind_declares_how_to_build_train_save_and_load_it():
 
     assert kind_names() == ("bigram", "dependency", "lm", "neural", "transducer")
     assert trainer_names() == ("bigram", "cotraining", "dependency", "length-bias", "lm", "neural",
-                               "transducer")
+                               "rewriting", "transducer", "word-order", "word-order-lineariser",
+                               "word-order-lm-beam")
     for name in kind_names():
         kind = get_kind(name)
         assert callable(kind.load) and callable(kind.potentials) and callable(kind.weighted)
@@ -237,7 +238,8 @@ def test_unknown_kinds_are_named_with_the_registrys_kinds(capsys):
         assert f"'{name}'" in err
     assert "'joint'" not in err  # the old name of cotraining: accepted, not listed
     with pytest.raises(InputError, match=r"unknown kind 'x' to train \(one of bigram, cotraining, "
-                                         r"dependency, length-bias, lm, neural, transducer\)"):
+                                         r"dependency, length-bias, lm, neural, rewriting, transducer, "
+                                         r"word-order, word-order-lineariser, word-order-lm-beam\)"):
         get_trainer("x")
     for name in ("cotraining", "joint", "length-bias"):
         with pytest.raises(ModelError, match=rf"unknown component kind '{name}' \(one of bigram, dependency, "

@@ -8,12 +8,18 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from dualdecomp.app.commands.deferred_parser import Prepare, defer
 from dualdecomp.app.commands.help_format import ParagraphHelpFormatter
-from dualdecomp.app.commands.mixing_options import add_mixing_arguments, mixing_requested
 from dualdecomp.app.commands.old_spellings import add_old_spelling
+from dualdecomp.app.commands.train import add_trainer_arguments, run_trainer
 from dualdecomp.core.errors import DualDecompError, InputError, SolverError
 from dualdecomp.data.locations import default_model_dir, word_order_model_dir
 from dualdecomp.models.ordering.decoding.config import SECOND_STAGES, second_stage_name
+from dualdecomp.models.registry import get_trainer
+
+ORDER_TRAINERS = {"train": "word-order", "train-lineariser": "word-order-lineariser",
+                  "build-lm-beam": "word-order-lm-beam"}
+"""The subcommands that are aliases of ``dualdecomp train --kind K``: subcommand → K."""
 
 DESCRIPTION = """\
 Order a bag of words into a sentence with a dependency tree (learning-guided best-first search of
@@ -57,6 +63,12 @@ Subcommands:
 """
 
 
+def _trainer_options(kind: str) -> Prepare:
+    """Add the options of the registry's trainer ``kind`` when the subcommand runs (the trainer's module is
+    imported then, not when the CLI starts)."""
+    return lambda parser, args: add_trainer_arguments(parser, get_trainer(kind))
+
+
 def _default_model() -> Path:
     return word_order_model_dir()
 
@@ -84,46 +96,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="order_command",
                                 metavar="{train,train-lineariser,evaluate,select-lm,build-lm-beam}")
 
-    train = sub.add_parser("train", help="train a word-order model (guided learning)")
-    train.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
-    train.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (model selection)")
-    train.add_argument("--out", required=True, metavar="DIR", help="output model directory")
-    train.add_argument("--epochs", type=int, default=3)
-    train.add_argument("--max-sentences", type=int, default=None, metavar="N",
-                       help="train on the first N eligible sentences (default: all)")
-    train.add_argument("--max-length", type=int, default=25, metavar="L",
-                       help="train on sentences of at most L words (default: %(default)s)")
-    train.add_argument("--learner", choices=("scaled-mira", "perceptron"), default="scaled-mira")
-    train.add_argument("--train-expansions", type=int, default=400, metavar="K",
-                       help="pops per training sentence at most (default: %(default)s)")
-    train.add_argument("--train-chart-size", type=int, default=32)
-    train.add_argument("--hash-bits", type=int, default=20)
-    train.add_argument("--dev-sentences", type=int, default=100)
-    train.add_argument("--dev-expansions", type=int, default=2000)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--base-nps", action="store_true",
-                       help="train on bags that keep base NPs as ordered units, as the paper does (and "
-                            "select the epoch on the 'bnp' condition)")
-    add_mixing_arguments(train, "guided learning")
+    # the trainers of the registry (dualdecomp train --kind word-order, ...): the same options and code
+    train = sub.add_parser("train", help="train a word-order model (guided learning; = dualdecomp train "
+                                         "--kind word-order)")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(func=run)
+    defer(train, _trainer_options("word-order"))
 
     linear = sub.add_parser("train-lineariser", aliases=["train-linearizer"],  # old spelling kept
-                            help="train the head-domain lineariser (orders full trees) into a model")
-    linear.add_argument("--train", required=True, metavar="CONLLU", help="training treebank")
-    linear.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (epoch and LM weight)")
-    linear.add_argument("--out", required=True, metavar="DIR",
-                        help="model directory: linearizer.json and linearizer.npz are (re)written there")
-    linear.add_argument("--epochs", type=int, default=12, help="epochs tried (default: %(default)s)")
-    linear.add_argument("--hash-bits", type=int, default=22)
-    linear.add_argument("--seed", type=int, default=0)
-    linear.add_argument("--start", type=int, default=1000,
-                        help="first dev sentence used (default: %(default)s)")
-    linear.add_argument("--sentences", type=int, default=200,
-                        help="dev sentences used (default: %(default)s)")
-    linear.add_argument("--lm-weights", type=float, nargs="+", default=[0.0, 1.0, 2.0, 4.0, 8.0, 16.0],
-                        help="LM weights tried on dev with the chosen epoch (default: %(default)s)")
+                            help="train the head-domain lineariser (orders full trees) into a model "
+                                 "(= dualdecomp train --kind word-order-lineariser)")
     linear.set_defaults(func=run, order_command="train-lineariser")  # the same under its old name
+    defer(linear, _trainer_options("word-order-lineariser"))
 
     select = sub.add_parser("select-lm", help="choose the LM weight on dev and store it in the model")
     select.add_argument("--model", required=True, metavar="DIR",
@@ -148,32 +132,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     lm_beam = sub.add_parser("build-lm-beam",
                              help="estimate the LM beam's n-gram LM into a model, choose its beam on dev, "
-                                  "store both")
-    lm_beam.add_argument("--model", required=True, metavar="DIR",
-                         help="the model: lm_beam.binary and lm_beam.json are written there, the settings "
-                              "into model.json")
-    lm_beam.add_argument("--dev", required=True, metavar="CONLLU", help="dev treebank (beam selection)")
-    lm_beam.add_argument("--data-dir", default=None, metavar="DIR",
-                         help="shared data directory with google/ and ud-english-ewt/ (default: "
-                              "../shared/data beside the checkout)")
-    lm_beam.add_argument("--order", type=int, default=4,
-                         help="n-gram order (default: %(default)s, chosen on dev)")
-    lm_beam.add_argument("--beams", type=int, nargs="+", default=[64, 256, 1024])
-    lm_beam.add_argument("--cased-order", type=int, default=4,
-                         help="order of the cased LM of the EWT train sentences added to the search's score "
-                              "(default: %(default)s; 0 = none)")
-    lm_beam.add_argument("--cased-weight", type=float, default=0.5,
-                         help="weight of the cased LM's log10 probability (default: %(default)s, chosen on "
-                              "dev)")
-    lm_beam.add_argument("--start", type=int, default=1000,
-                         help="first dev sentence used (default: %(default)s)")
-    lm_beam.add_argument("--sentences", type=int, default=200,
-                         help="dev sentences used (default: %(default)s)")
-    lm_beam.add_argument("--default", action="store_true",
-                         help="store that the default decoder orders inputs without tags and without heads "
-                              "outside their units with the LM beam (decided on dev by a stated rule)")
-    lm_beam.add_argument("--lmplz", default=None, metavar="DIR", help="directory of lmplz and build_binary")
+                                  "store both (= dualdecomp train --kind word-order-lm-beam)")
     lm_beam.set_defaults(func=run)
+    defer(lm_beam, _trainer_options("word-order-lm-beam"))
 
     evaluate = sub.add_parser("evaluate", help="BLEU / exact match / words recovered on a treebank")
     evaluate.add_argument("--data", required=True, metavar="CONLLU", help="gold treebank (e.g. EWT dev)")
@@ -251,16 +212,12 @@ def run(args: argparse.Namespace) -> int:
     ModelError
         Missing or invalid model.
     """
-    if args.order_command == "train":
-        return _train(args)
+    if args.order_command in ORDER_TRAINERS:
+        return run_trainer(get_trainer(ORDER_TRAINERS[args.order_command]), args)
     if args.order_command == "evaluate":
         return _evaluate(args)
     if args.order_command == "select-lm":
         return _select_lm(args)
-    if args.order_command == "train-lineariser":
-        return _train_lineariser(args)
-    if args.order_command == "build-lm-beam":
-        return _build_lm_beam(args)
     return _decode(args)
 
 
@@ -377,54 +334,6 @@ def _order_row(decode, inp, unread_type) -> tuple[dict, int]:
     return {"id": inp.ident, **result.as_json()}, 0
 
 
-def _train(args: argparse.Namespace) -> int:
-    # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.core.progress import progress_factory
-    from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.ordering.paper.train_run import RunConfig, train_model
-    from dualdecomp.models.ordering.paper.training import TrainConfig, Trainer
-
-    for name in ("epochs", "max_length", "train_expansions", "train_chart_size", "dev_sentences",
-                 "dev_expansions"):
-        if getattr(args, name) < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be at least 1")
-    if not 10 <= args.hash_bits <= 26:
-        raise InputError("--hash-bits must be between 10 and 26")
-    parallel = mixing_requested(args)
-    train = read_conllu_examples(args.train)
-    dev = read_conllu_examples(args.dev)
-    config = RunConfig(epochs=args.epochs, max_sentences=args.max_sentences, max_length=args.max_length,
-                       hash_bits=args.hash_bits, dev_sentences=args.dev_sentences,
-                       dev_expansions=args.dev_expansions,
-                       train=TrainConfig(learner=args.learner, chart_size=args.train_chart_size,
-                                         max_expansions=args.train_expansions, seed=args.seed,
-                                         base_nps=args.base_nps))
-    files = {"train_file": Path(args.train).name, "dev_file": Path(args.dev).name}
-
-    def save(model, meta):  # after every epoch: the model selected so far
-        meta["training"].update(files)
-        model.save(args.out, meta)
-
-    def run_training(trainer=Trainer):
-        return train_model(train, dev, config, log=lambda r: print(json.dumps(r), flush=True),
-                           progress_factory=progress_factory(args.quiet), checkpoint=save, trainer=trainer)
-
-    if parallel:
-        # lazy: Dask is imported only for a distributed run
-        from dualdecomp.app.cluster import cluster_client
-        from dualdecomp.models.ordering.paper.parallel_training import MixingTrainer
-
-        with cluster_client(args.workers, args.scheduler) as client:
-            shards = args.shards or sum(client.nthreads().values())
-            model, meta = run_training(lambda m, c: MixingTrainer(m, c, client, shards, args.mixing))
-    else:
-        model, meta = run_training()
-    save(model, meta)
-    print(json.dumps({"saved": str(args.out), "selected_epoch": meta["training"]["selected_epoch"],
-                      "nonzero_weights": meta["training"]["nonzero_weights"]}))
-    return 0
-
-
 def _select_lm(args: argparse.Namespace) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.data.ordering.reading import read_conllu_examples
@@ -464,85 +373,6 @@ def _select_lm(args: argparse.Namespace) -> int:
     if args.write:
         model.save(args.model, {"decode": decode_meta})
     print(json.dumps({"selected_lm_weight": weight, "units": bool(args.units), "written": bool(args.write)}))
-    return 0
-
-
-def _build_lm_beam(args: argparse.Namespace) -> int:
-    # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.data.locations import CHECKOUT_ROOT
-    from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.ordering.bag_lm.build import SELECTION_CONDITION, build_lm_beam_lm, select_beam
-    from dualdecomp.models.ordering.bag_lm.search import CASED_LM_FILE, LM_FILE, lm_terms
-    from dualdecomp.models.ordering.decoding.load import load_decoder
-
-    if args.start < 0 or args.sentences < 1 or min(args.beams) < 1 or args.cased_order < 0:
-        raise InputError("--start and --cased-order must be >= 0, --sentences and --beams >= 1")
-    if not 0 < args.cased_weight < float("inf"):
-        raise InputError("--cased-weight must be a positive number")
-    model_dir = Path(args.model)
-    # fails early on a missing or damaged model; its LMs are rebuilt
-    model = load_decoder(model_dir, lm_beam=False).model
-    dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
-    data_dir = Path(args.data_dir) if args.data_dir else CHECKOUT_ROOT.parent / "shared" / "data"
-    provenance = build_lm_beam_lm(data_dir, model_dir, args.order, lmplz=args.lmplz,
-                                  log=lambda line: print(json.dumps({"log": line}), flush=True),
-                                  cased_order=args.cased_order or None)
-    if not args.cased_order:
-        (model_dir / CASED_LM_FILE).unlink(missing_ok=True)
-    terms = lm_terms(model_dir, LM_FILE, CASED_LM_FILE if args.cased_order else None, args.cased_weight)
-    beam, grid = select_beam(terms, dev, args.beams, log=lambda entry: print(json.dumps(entry), flush=True))
-    selection = {"rule": f"highest BLEU of the LM beam on the {SELECTION_CONDITION} condition; ties: the "
-                         "smaller beam", "dev_file": Path(args.dev).name, "start": args.start,
-                 "sentences": len(dev), "condition": SELECTION_CONDITION, "grid": grid}
-    decode_meta = {**model.meta.get("decode", {}), "lm_beam": {
-        "lm": LM_FILE, "beam": beam, "default": bool(args.default),
-        "default_inputs": "inputs that give no tag and no head outside their units",
-        "order": provenance["order"], "prune": provenance["prune"],
-        "cased_lm": CASED_LM_FILE if args.cased_order else None,
-        "cased_weight": args.cased_weight if args.cased_order else None, "selection": selection}}
-    model.save(model_dir, {"decode": decode_meta})
-    print(json.dumps({"lm_beam": beam, "default": bool(args.default), "lm_bytes": provenance["size_bytes"]}))
-    return 0
-
-
-def _train_lineariser(args: argparse.Namespace) -> int:
-    # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.data.ordering.reading import read_conllu_examples
-    from dualdecomp.models.lm.model import load_lm
-    from dualdecomp.models.ordering.lineariser.training import selection_bleu, train_lineariser
-    from dualdecomp.models.ordering.lm_term import OrderingLM
-
-    if args.epochs < 1 or args.sentences < 1 or args.start < 0 or not 10 <= args.hash_bits <= 26:
-        raise InputError("--epochs and --sentences must be >= 1, --start >= 0, --hash-bits in 10..26")
-    if any(not 0 <= w < float("inf") for w in args.lm_weights):
-        raise InputError("--lm-weights must be non-negative numbers")
-    train = read_conllu_examples(args.train)
-    dev = read_conllu_examples(args.dev, limit=args.start + args.sentences)[args.start:]
-    if not train or not dev:
-        raise InputError("no training or no dev sentences")
-
-    def log(entry):
-        print(json.dumps({"epoch": entry.epoch, "mistakes": entry.mistakes, "domains": entry.domains,
-                          "dev_bleu": entry.selection}), flush=True)
-
-    lineariser, _ = train_lineariser(train, args.epochs, args.hash_bits, args.seed, progress=log,
-                                     select=lambda lin: selection_bleu(lin, dev))
-    lm = load_lm(default_model_dir() / "lm.binary") if any(w > 0 for w in args.lm_weights) else None
-    grid = []
-    for weight in args.lm_weights:
-        term = OrderingLM(lm, weight) if weight > 0 else None
-        grid.append({"lm_weight": weight, "bleu": selection_bleu(lineariser, dev, lm=term)})
-        print(json.dumps(grid[-1]), flush=True)
-    chosen = max(grid, key=lambda g: (g["bleu"], -g["lm_weight"]))["lm_weight"]
-    meta = {**lineariser.meta, "train_file": Path(args.train).name, "selection": {
-        "rule": "epoch: highest BLEU of the averaged weights on the full-tree 'all' inputs of the dev "
-                "sentences, no LM (ties: the earlier epoch); then the LM weight of the grid with the highest "
-                "BLEU there (ties: the smaller weight)",
-        "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
-        "lm": "default compression trigram (data/default_model/lm.binary)", "grid": grid}}
-    replace(lineariser, lm_weight=chosen, meta=meta).save(args.out)
-    print(json.dumps({"selected_epoch": lineariser.meta["epoch"], "selected_lm_weight": chosen,
-                      "written": str(args.out)}), flush=True)
     return 0
 
 

@@ -5,10 +5,13 @@ its :class:`~dualdecomp.models.registry.Trainer` (options and training), and so 
 are no kind: ``cotraining`` (bigram and dependency co-trained with dual decomposition in the loop,
 ``models/cotraining/trainer.py``; its old name ``joint`` is still accepted, not listed) and
 ``length-bias`` (a configuration's ``length_bias`` calibrated on dev corpora,
-``models/length_bias/trainer.py``). The options of kind K are added when ``--kind K`` is given
-(``dualdecomp train --kind K --help`` lists them); without ``--kind`` the kind is ``bigram``.
-``dualdecomp t3 train`` and ``dualdecomp lm build`` are the same trainers as ``--kind transducer`` and
-``--kind lm``.
+``models/length_bias/trainer.py``), ``rewriting`` (``models/rewriting/trainer.py``) and the word-ordering
+task's ``word-order``, ``word-order-lineariser`` and ``word-order-lm-beam``
+(``models/ordering/{paper,lineariser,bag_lm}/trainer.py``). The options of kind K are added when
+``--kind K`` is given (``dualdecomp train --kind K --help`` lists them); without ``--kind`` the kind is
+``bigram``. ``dualdecomp t3 train``, ``dualdecomp lm build`` and ``dualdecomp order train``,
+``train-lineariser``, ``build-lm-beam`` are the same trainers as ``--kind transducer``, ``--kind lm`` and
+``--kind word-order``, ``word-order-lineariser``, ``word-order-lm-beam``.
 """
 
 from __future__ import annotations
@@ -66,18 +69,24 @@ def _add_kind_arguments(parser: argparse.ArgumentParser, args: list[str]) -> Non
         return
     trainer = get_trainer(kind)
     group = parser.add_argument_group(f"options of --kind {kind}", textwrap.fill(trainer.summary, width=96))
-    trainer.add_arguments(group)
-    if trainer.parameter_mixing is not None:
-        add_mixing_arguments(group, trainer.parameter_mixing)
+    add_trainer_arguments(group, trainer)
     if "-h" in args or "--help" in args:
         parser.epilog = "kinds:\n" + "\n".join(
-            textwrap.fill(get_trainer(name).summary, width=100, initial_indent=f"  {name:<12}",
+            textwrap.fill(get_trainer(name).summary, width=100, initial_indent=f"  {name:<11} ",
                           subsequent_indent=" " * 14) for name in trainer_names())
 
 
+def add_trainer_arguments(parser, trainer: Trainer) -> None:
+    """Add a trainer's options to a parser (or argument group): its own, then the parameter mixing options
+    when it trains that way (``train --kind K`` and the aliases ``t3 train``, ``order train``, ...)."""
+    trainer.add_arguments(parser)
+    if trainer.parameter_mixing is not None:
+        add_mixing_arguments(parser, trainer.parameter_mixing)
+
+
 def run_trainer(trainer: Trainer, args: argparse.Namespace) -> int:
-    """Train with ``trainer`` from parsed options (``train``, ``t3 train``, ``lm build``); print its
-    report, if any, as one JSON line. Returns the exit code."""
+    """Train with ``trainer`` from parsed options (``train``, ``t3 train``, ``lm build``, ``order train``,
+    ...); print its report, if any, as one JSON line. Returns the exit code."""
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.core.progress import progress_factory
 
