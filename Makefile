@@ -125,8 +125,9 @@ EWT ?= $(SHARED)/ud-english-ewt
 # Then the head-domain lineariser (full trees and the second stage of the default decoder): the averaged
 # perceptron over the head domains of all projective EWT train trees, the best of 12 epochs and the LM
 # weight of {0, 1, 2, 4, 8, 16} chosen by BLEU on the full-tree inputs of dev 1000-1199 (under a minute).
-# The paper model's training and the LM-weight selections, shared by the shipped recipe and the experiments.
-WORD_ORDER_TRAIN = $(BIN)/dualdecomp order train --train $(EWT)/en_ewt-ud-train.conllu \
+# The paper model's training (dualdecomp train --kind word-order, the same as `order train`) and the
+# LM-weight selections, shared by the shipped recipe and the experiments.
+WORD_ORDER_TRAIN = $(BIN)/dualdecomp train --kind word-order --train $(EWT)/en_ewt-ud-train.conllu \
 	--dev $(EWT)/en_ewt-ud-dev.conllu --max-length 20 --train-chart-size 32 --train-expansions 300 \
 	--dev-sentences 30 --dev-expansions 500 --seed 0 --workers 2 --quiet
 SELECT_LM = $(BIN)/dualdecomp order select-lm --model $(1) --dev $(EWT)/en_ewt-ud-dev.conllu \
@@ -146,12 +147,12 @@ word-order-model: install
 # without tags and without heads outside their units. About a minute; the LM files are byte-identical on
 # rebuilding.
 word-order-lm-beam: install lmplz
-	$(BIN)/dualdecomp order build-lm-beam --model data/word_order_model --dev $(EWT)/en_ewt-ud-dev.conllu \
-		--data-dir $(SHARED) --order 4 --cased-order 4 --cased-weight 0.5 --beams 64 --start 1000 \
-		--sentences 200 --default
+	$(BIN)/dualdecomp train --kind word-order-lm-beam --model data/word_order_model \
+		--dev $(EWT)/en_ewt-ud-dev.conllu --data-dir $(SHARED) --order 4 --cased-order 4 --cased-weight 0.5 \
+		--beams 64 --start 1000 --sentences 200 --default
 
 word-order-lineariser: install
-	$(BIN)/dualdecomp order train-lineariser --train $(EWT)/en_ewt-ud-train.conllu \
+	$(BIN)/dualdecomp train --kind word-order-lineariser --train $(EWT)/en_ewt-ud-train.conllu \
 		--dev $(EWT)/en_ewt-ud-dev.conllu --out data/word_order_model --epochs 12 --seed 0 \
 		--start 1000 --sentences 200 --lm-weights 0 1 2 4 8 16
 # The target's old spelling, still accepted (the project spells -ise since W3.2; old spelling kept).
