@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.core.model_files import write_manifest
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.data.rewriting import read_rewriting
 from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
@@ -166,9 +164,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
     grammar, extraction = _grammar(settings, ptrain, cache)
     say(f"grammar: {len(grammar)} rules after pruning (extracted from {extraction['pairs']} pairs)")
     out = Path(settings.out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_directory(out) as work:  # every file of the model is written: a rebuild replaces each
         build_lm_report(_lm_sentences(ptrain, sets, settings.google), work / "lm.binary",
                         order=settings.lm_order)
         lm = load_lm(work / "lm.binary")
@@ -208,13 +204,6 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                 "max_states": settings.max_states, "licence": LICENCE_NOTE}
         save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
         (work / "README.md").write_text(_readme(meta), encoding="utf-8")
-        write_manifest(work)
-        if out.exists():
-            shutil.rmtree(out)
-        work.rename(out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     return out
 
 
