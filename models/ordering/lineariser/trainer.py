@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.models.registry import Trainer, TrainingContext
 
 
@@ -70,7 +71,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                 "BLEU there (ties: the smaller weight)",
         "dev_file": Path(args.dev).name, "start": args.start, "sentences": len(dev),
         "lm": "default compression trigram (data/default_model/lm.binary)", "grid": grid}}
-    replace(lineariser, lm_weight=chosen, meta=meta).save(args.out)
+    with atomic_directory(args.out, manifest=False) as work:  # the model's other files are kept
+        replace(lineariser, lm_weight=chosen, meta=meta).save(work)
     return {"selected_epoch": lineariser.meta["epoch"], "selected_lm_weight": chosen,
             "written": str(args.out)}
 

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from dualdecomp.core.errors import InputError
+from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.models.registry import Trainer, TrainingContext
 
 
@@ -65,7 +66,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
 
     def save(model, meta):  # after every epoch: the model selected so far
         meta["training"].update(files)
-        model.save(args.out, meta)
+        with atomic_directory(args.out, manifest=False) as work:  # never half a model, even at Ctrl-C
+            model.save(work, meta)
 
     def run_training(trainer=GuidedLearning):
         return train_model(train, dev, config, log=context.record, progress_factory=context.progress_factory,
