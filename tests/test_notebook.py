@@ -16,6 +16,7 @@ EXPECTED = {
     "custom_components.ipynb": ["certified=True", "ILP=", "shipped + my unary + a verb"],
     "subtitles.ipynb": ["chars, certified=True"],
     "evaluation_curve.ipynb": ["at ratio 0.8: CR", "certified: True"],
+    "rewriting.ipynb": ["certified=True", "chars, certified=True", "rules rewrite something"],
     "word_ordering.ipynb": ["given heads and tags respected", "certified=True",
                             "certificate checked by brute force",
                             "certificate checked by brute force over 288 linearisations"],
