@@ -9,7 +9,9 @@ Usage (from the repository root)::
 
 - ``identity.jsonl``: the source copied (``rewrite`` = the raw source);
 - ``deletion_default.jsonl``: ``dualdecomp compress`` with the embedded default model at free length;
-- ``t3_deletion.jsonl``: the same with ``--config t3`` (the T3 transducer alone, deletion only).
+- ``t3_deletion.jsonl``: the same with ``--config t3`` (the T3 transducer alone, deletion only);
+- ``rewriter_free.jsonl``, ``rewriter_ratio_{0.9,0.75,0.6}.jsonl``: ``dualdecomp rewrite`` with the
+  embedded rewriting model, at free length and at most 90 %, 75 % and 60 % of the source's characters.
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by
@@ -39,21 +41,26 @@ from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "rewriting_dev"
 
-# name in the table, prediction file, dualdecomp compress options (None: not made by compress)
-SYSTEMS: tuple[tuple[str, str, list[str] | None], ...] = (
-    ("identity (copy the source)", "identity.jsonl", None),
-    ("deletion-only default, free length", "deletion_default.jsonl", []),
-    ("T3 deletion-only (--config t3), free length", "t3_deletion.jsonl", ["--config", "t3"]),
+# name in the table, prediction file, the dualdecomp command and its options (None: not made by dualdecomp)
+SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
+    ("identity (copy the source)", "identity.jsonl", "", None),
+    ("deletion-only default, free length", "deletion_default.jsonl", "compress", []),
+    ("T3 deletion-only (--config t3), free length", "t3_deletion.jsonl", "compress", ["--config", "t3"]),
+    ("rewriter (embedded model), free length", "rewriter_free.jsonl", "rewrite", []),
+    ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
+    ("rewriter, --ratio 0.75", "rewriter_ratio_0.75.jsonl", "rewrite", ["--ratio", "0.75"]),
+    ("rewriter, --ratio 0.6", "rewriter_ratio_0.6.jsonl", "rewrite", ["--ratio", "0.6"]),
 )
 
 
-def _compress(sources: tuple[str, ...], options: list[str]) -> list[dict]:
-    """Run ``dualdecomp compress`` on the sources as plain text (one per line); its rows, in line order."""
+def _run(command: str, sources: tuple[str, ...], options: list[str]) -> list[dict]:
+    """Run ``dualdecomp COMMAND`` (compress or rewrite) on the sources as plain text (one per line); its
+    rows, in line order."""
     exe = Path(sys.executable).parent / "dualdecomp"
     with tempfile.TemporaryDirectory() as tmp:
         text, out = Path(tmp) / "dev_sources.txt", Path(tmp) / "out.jsonl"
         text.write_text("".join(s + "\n" for s in sources), encoding="utf-8")
-        subprocess.run([str(exe), "compress", "--input", str(text), "--input-format", "text",
+        subprocess.run([str(exe), command, "--input", str(text), "--input-format", "text",
                         "--output", str(out), "--deterministic", "--quiet", *options], check=True)
         return [row for _, row in read_jsonl_numbered(out)]
 
@@ -78,13 +85,13 @@ def predict(references: Path) -> None:
     if any("\n" in s or "\r" in s for s in corpus.sources):
         raise SystemExit("a source holds a line break: it cannot be one line of plain text")
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, file, options in SYSTEMS:
+    for name, file, command, options in SYSTEMS:
         target = OUT / file
         if options is None:
             rows = [{"id": i, "rewrite": s} for i, s in zip(corpus.ids, corpus.sources, strict=True)]
         else:
-            print(f"{name}: dualdecomp compress {' '.join(options)}", file=sys.stderr)
-            rows = _relabel(_compress(corpus.sources, options), corpus.ids, corpus.sources)
+            print(f"{name}: dualdecomp {command} {' '.join(options)}", file=sys.stderr)
+            rows = _relabel(_run(command, corpus.sources, options), corpus.ids, corpus.sources)
         write_jsonl_atomic(target, rows)
         print(f"wrote {target.relative_to(ROOT)} ({len(rows)} rows)", file=sys.stderr)
 
@@ -96,7 +103,7 @@ def table(references: Path, sets: tuple[str, ...]) -> str:
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     signatures = set()
     reference_rows = {}
-    for name, file, _ in SYSTEMS:
+    for name, file, _, _ in SYSTEMS:
         report = evaluate_rewrite_files(OUT / file, references, sets)
         s = report.scores
         if report.failed:
