@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     sentences = []
     for path in DEV:
         with path.open(encoding="utf-8") as fh:
-            for line, _ in zip(fh, range(args.sentences)):
+            for line, _ in zip(fh, range(args.sentences), strict=False):
                 sentences.append(json.loads(line)["text"].split())
     for config in args.config:
         print(json.dumps(measure(None if config == "default" else config, sentences)), flush=True)
