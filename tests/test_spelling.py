@@ -57,6 +57,8 @@ PUBLISHED = re.compile("|".join([
     # old spellings still accepted (hidden aliases), as the docs name them
     r'"linearizer(?:-exact)?"', r"--no-linearizer\b", r"--linearizer-states\b", r"\btrain-linearizer\b",
     r"--second-stage linearizer\b", r"\bword-order-linearizer\b",
+    # corpus text quoted as written: a training sentence of ../shared/data/rewriting (valid-0740)
+    r"[Aa]utomotive customizer",
 ]))
 MARKER = "old spelling kept"
 PENDING: dict[str, set[str]] = {}  # -ize words left in a file another change owned: none now
