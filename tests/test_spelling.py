@@ -59,6 +59,8 @@ PUBLISHED = re.compile("|".join([
     r"--second-stage linearizer\b", r"\bword-order-linearizer\b",
     # corpus text quoted as written: a training sentence of ../shared/data/rewriting (valid-0740)
     r"[Aa]utomotive customizer",
+    # titles of published papers, cited as written
+    r"Optimizing statistical machine translation",
 ]))
 MARKER = "old spelling kept"
 PENDING: dict[str, set[str]] = {}  # -ize words left in a file another change owned: none now
