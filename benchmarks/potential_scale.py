@@ -1,4 +1,4 @@
-"""The scale of the shipped potentials: what a bonus of 1.0 on a token means (docs/components.md).
+"""The scale of the shipped potentials: what a bonus of 1.0 on a token means (docs/components/your-own.md).
 
 For every token k of the first dev sentences and every component of a configuration (as the decoder gets
 it: at its weight, summable bigram paths summed, the length bias inside the component that takes it), the

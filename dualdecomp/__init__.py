@@ -61,7 +61,7 @@ def compress(text: str, length: int | None = None, ratio: float | None = None, m
         Split ``text`` into sentences and compress each (a list of compressions, one per sentence).
     components : callable, str or list of them, optional
         Your own components: factories ``f(sentence) -> component`` (or ``"MODULE:FUNCTION"``), added to
-        the model's for every sentence (``Compressor(extra_components=...)``, docs/components.md).
+        the model's for every sentence (``Compressor(extra_components=...)``, docs/components/your-own.md).
 
     Returns
     -------

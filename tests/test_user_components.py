@@ -59,7 +59,7 @@ def test_compressor_extra_components_decode_jointly_and_certify() -> None:
     mine = Compressor(config="mcdonald", extra_components=keep_word)
     out = mine.compress_text(TEXT)
     assert WORD in out.tokens and out.result.certified
-    # the same problem as the shipped components + the user's, decoded by hand (docs/components.md)
+    # the same problem as the shipped components + the user's, decoded by hand (docs/components/your-own.md)
     sentence = parse_text(TEXT)
     shipped, _ = plain.components(sentence)
     by_hand = dualdecomp.decode([*shipped, keep_word(sentence)])

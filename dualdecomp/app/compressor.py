@@ -124,7 +124,8 @@ class Compressor:
         Your own components, added to the configuration's for every sentence and decoded jointly with
         them (certified by dual decomposition as a whole): a factory ``f(sentence) -> component or list of
         components`` over that sentence's tokens, a ``"MODULE:FUNCTION"`` naming one, or a list of those
-        (:mod:`dualdecomp.app.user_components`; docs/components.md gives the shipped potentials' scale).
+        (:mod:`dualdecomp.app.user_components`; docs/components/your-own.md gives the shipped potentials'
+        scale).
 
     Attributes
     ----------

@@ -57,7 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "the others 0.01-0.7 s)")
     p.add_argument("--component", action="append", metavar="MODULE:FUNCTION", dest="components",
                    help="add your own component: a factory f(sentence) -> component, imported from MODULE "
-                        "(this runs your code; repeatable; docs/components.md)")
+                        "(this runs your code; repeatable; docs/components/your-own.md)")
     p.add_argument("--resume", action="store_true",
                    help="reuse the lines already done by an earlier (interrupted) run with the same --output")
     p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
