@@ -17,9 +17,12 @@ bound (``mip_dual_bound``) or +inf (CBC does not report a bound through PuLP).
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -61,6 +64,27 @@ def _make_solver(solver: str, time_limit: float | None):
     if not pulp.HiGHS().available():
         raise SolverError("HiGHS is not available (install highspy)")
     return pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=0.0, threads=1)
+
+
+@contextmanager
+def _solver_output_discarded() -> Iterator[None]:
+    """The process's standard output (fd 1) points at the null device while a solver runs.
+
+    The solvers are asked for no output (``msg=False``), but highspy writes HiGHS's banner ("Running HiGHS
+    ...") to fd 1 from C anyway, into the rows of ``compress --output -`` or a piped JSONL stream.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+        finally:
+            os.close(null)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _highs_bound(problem) -> float:
@@ -119,7 +143,8 @@ def decode(components: Sequence, length: int | None = None, solver: str = "cbc",
     # a zero-weight term on every keep variable makes sure the solver sees each of them
     prob.setObjective(objective + pulp.lpSum(0.0 * v for v in keep_vars))
     try:
-        prob.solve(_make_solver(solver, time_limit))
+        with _solver_output_discarded():
+            prob.solve(_make_solver(solver, time_limit))
     except pulp.PulpSolverError as exc:
         raise SolverError(f"the ILP solver ({solver}) failed: {exc}") from None
     status, sol_status = prob.status, prob.sol_status
