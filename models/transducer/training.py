@@ -34,6 +34,7 @@ import numpy as np
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.trees import Tree
+from dualdecomp.models.ssvm import SsvmConfig, Violation, train_ssvm
 from dualdecomp.models.transducer.features import RuleFeaturiser
 from dualdecomp.models.transducer.gold import gold_derivation
 from dualdecomp.models.transducer.losses import LOSSES, Loss, make_loss
@@ -182,50 +183,32 @@ def train(examples: Sequence[TransducerExample], config: TrainConfig,
     """
     size = 1 << config.hash_bits
     feats = RuleFeaturiser(config.hash_bits)
-    w = np.zeros(size)
-    total = np.zeros(size)
-    steps = 0
-    rng = np.random.default_rng(config.seed)
-    best_w, best_score, scores = None, -np.inf, []
     losses = [example_loss(ex, config.loss) for ex in examples] if config.method == "ssvm" else None
-    for epoch in range(config.epochs):
-        for i in rng.permutation(len(examples)):
-            ex = examples[int(i)]
-            hg = ex.hypergraph
-            sc = hyperedge_scores(hg, w, feats)
-            transducer = Transducer.from_hypergraph(hg, sc)
-            gold_score = float(sc[list(ex.gold_hyperedges)].sum())
-            steps += 1
-            if config.method == "ssvm":
-                aug = losses[int(i)].augmented_argmax(transducer)
-                d, value, exact, decodes = aug.derivation, aug.value, aug.exact, aug.decodes
-                if stats is not None:
-                    stats.augmented += 1
-                    stats.uncertified += int(not exact)
-                    stats.decodes += decodes
-                eta = min(1.0, 1.0 / (config.lam * steps)) if config.lam > 0 else 1.0
-                if config.lam > 0:
-                    w *= 1.0 - eta * config.lam
-                violated = value - gold_score > 1e-9
-            else:
-                d = transducer.solve_tree()
-                eta = 1.0
-                violated = d.score > gold_score + 1e-9 and set(d.hyperedges) != set(ex.gold_hyperedges)
-            if violated:
-                gi, gv = derivation_features(hg, ex.gold_hyperedges, feats, size)
-                pi, pv = derivation_features(hg, d.hyperedges, feats, size)
-                np.add.at(w, gi, eta * gv)
-                np.add.at(w, pi, -eta * pv)
-            total += w
-            if progress is not None:
-                progress(1)
-        avg = total / max(steps, 1)
-        if on_epoch is not None:
-            s = on_epoch(epoch, avg)
-            scores.append(s)
-            if s > best_score:
-                best_score, best_w = s, avg.copy()
+    nothing = (np.zeros(0, dtype=np.int64), np.zeros(0))
+
+    def violation(i: int, w: np.ndarray) -> Violation:
+        ex = examples[i]
+        hg = ex.hypergraph
+        sc = hyperedge_scores(hg, w, feats)
+        transducer = Transducer.from_hypergraph(hg, sc)
+        gold_score = float(sc[list(ex.gold_hyperedges)].sum())
+        if losses is not None:
+            aug = losses[i].augmented_argmax(transducer)
+            d, exact = aug.derivation, aug.exact
+            if stats is not None:
+                stats.augmented += 1
+                stats.uncertified += int(not exact)
+                stats.decodes += aug.decodes
+            violated = aug.value - gold_score > 1e-9
         else:
-            best_w = avg.copy()
-    assert best_w is not None
-    return best_w, scores
+            d, exact = transducer.solve_tree(), True
+            violated = d.score > gold_score + 1e-9 and set(d.hyperedges) != set(ex.gold_hyperedges)
+        if not violated:  # the features are needed only for an update
+            return Violation(False, nothing, nothing, exact)
+        return Violation(True, derivation_features(hg, ex.gold_hyperedges, feats, size),
+                         derivation_features(hg, d.hyperedges, feats, size), exact)
+
+    # the perceptron: steps of size 1, no regularisation
+    lam = config.lam if config.method == "ssvm" else 0.0
+    return train_ssvm(size, len(examples), violation, SsvmConfig(config.epochs, lam, config.seed), on_epoch,
+                      progress)
