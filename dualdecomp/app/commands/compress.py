@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import unicodedata
 
+from dualdecomp.app.commands.batch_command import input_format as resolved_input_format
+from dualdecomp.app.commands.batch_command import resolve_input, run_file
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
 
@@ -145,13 +146,9 @@ def _print_row(args: argparse.Namespace, compressor, spec, sentence, text: str, 
 
 def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
-    from dualdecomp.app.batch import BatchOptions, detect_input_format, run_batch
-    from dualdecomp.core.progress import progress_factory
+    from dualdecomp.app.batch import BatchOptions
 
-    # standard input and pipes: None here, their first line decides as they are read ("auto")
-    input_format = args.input_format
-    if input_format == "auto":
-        input_format = detect_input_format(args.input) or "auto"
+    input_format = resolved_input_format(args)
     if args.split and input_format == "jsonl":
         raise InputError("--split needs plain-text input (--input-format text)")
     options = BatchOptions(spec=spec, chars=args.chars, resume=args.resume, on_error=args.on_error,
@@ -165,28 +162,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     def emit(row: dict) -> None:
         print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
-    # the batch gives the bar its total once the input is read; it is cleared before the summary
-    with progress_factory(args.quiet or not args.output)(None, "compressing", unit="line") as bar:
-        if args.workers > 1 or args.scheduler:
-            # lazy: Dask is imported only for a distributed run
-            from dualdecomp.app.cluster import cluster_client
-            from dualdecomp.app.distributed import run_distributed_batch
-
-            with cluster_client(args.workers, args.scheduler) as client:
-                _, summary = run_distributed_batch(args.input, args.output, client, compressor, options, bar,
-                                                   None if args.output else emit)
-        else:
-            _, summary = run_batch(args.input, args.output, compressor, options, bar,
-                                   None if args.output else emit)
-    if summary.failed:
-        print(f"dualdecomp compress: {summary.failed} of {summary.lines} lines failed (see their 'error' "
-              "field)", file=sys.stderr)
-        return summary.exit_code or 2
-    if args.output and not args.quiet:
-        reused = f", {summary.reused} reused from the earlier run" if summary.reused or args.resume else ""
-        print(f"dualdecomp compress: {summary.lines} lines, {summary.certified} certified{reused}, "
-              f"written to {'standard output' if args.output == '-' else args.output}", file=sys.stderr)
-    return 0
+    return run_file(args, compressor, options, emit, "compress", "compressing")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -195,17 +171,9 @@ def run(args: argparse.Namespace) -> int:
     from dualdecomp.app.compressor import Compressor
     from dualdecomp.app.length_request import parse_length
     from dualdecomp.app.output_paths import check_paths
-    from dualdecomp.data.line_reader import standard_input_is_redirected
     from dualdecomp.data.locations import default_model_dir
 
-    if args.text is None and args.input is None and standard_input_is_redirected():
-        args.input = "-"  # echo TEXT | dualdecomp compress
-    if (args.text is None) == (args.input is None):
-        raise InputError("give either TEXT or --input FILE (or pipe lines into standard input)")
-    if args.output and not args.input:
-        raise InputError("--output needs --input")
-    if args.workers < 1 or ((args.workers > 1 or args.scheduler) and not args.input):
-        raise InputError("--workers must be >= 1, and --workers N > 1 or --scheduler needs --input")
+    resolve_input(args)
     spec = parse_length(args.length, args.ratio, args.length_file)
     if args.chars is not None and (args.chars < 0 or spec.mode != "free"):
         raise InputError("--chars must be >= 0 and cannot be combined with a length")
