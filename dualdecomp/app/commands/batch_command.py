@@ -1,13 +1,26 @@
-"""What the batch commands (``compress``, ``rewrite``) share: where their input comes from, and a file run
-with its progress bar, in one process or on Dask, ending with its summary line."""
+"""What the batch commands (``compress``, ``rewrite``) share: where their input comes from, a file run with
+its progress bar, in one process or on Dask, ending with its summary line, and how a row's text and
+bounds are shown on the terminal."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import unicodedata
 from collections.abc import Callable
 
 from dualdecomp.core.errors import InputError
+
+
+def bound(x: float | None, missing: str) -> str:
+    """A bound for the terminal; ``missing`` (``-inf`` for a primal, ``+inf`` for a dual or gap) for None."""
+    return missing if x is None else f"{x:.6g}"
+
+
+def visible(text: str) -> str:
+    """``text`` with control and format characters (terminal escapes, bidi overrides, NUL, lone surrogates)
+    written as escapes, never sent raw to the terminal."""
+    return "".join(ch if unicodedata.category(ch)[0] != "C" else ascii(ch)[1:-1] for ch in text)
 
 
 def resolve_input(args: argparse.Namespace) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import unicodedata
 
+from dualdecomp.app.commands.batch_command import bound, resolve_input, run_file, visible
 from dualdecomp.app.commands.batch_command import input_format as resolved_input_format
-from dualdecomp.app.commands.batch_command import resolve_input, run_file
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
 
@@ -83,28 +82,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _fmt(x: float | None, missing: str) -> str:
-    """A bound for the terminal; ``missing`` (``-inf`` for a primal, ``+inf`` for a dual or gap) for None."""
-    return missing if x is None else f"{x:.6g}"
-
-
-def _visible(text: str) -> str:
-    """``text`` with control and format characters (terminal escapes, bidi overrides, NUL, lone surrogates)
-    written as escapes, never sent raw to the terminal."""
-    return "".join(ch if unicodedata.category(ch)[0] != "C" else ascii(ch)[1:-1] for ch in text)
-
-
 def _human(row: dict) -> str:
-    rid = _visible(str(row["id"]))
+    rid = visible(str(row["id"]))
     if "error" in row:
-        return f"[{rid}] error: {_visible(row['error'])}"
-    lines = [f"[{rid}] {_visible(row.get('output', row['compression']))}"]
+        return f"[{rid}] error: {visible(row['error'])}"
+    lines = [f"[{rid}] {visible(row.get('output', row['compression']))}"]
     for r in [row, *row.get("references", [])[1:]]:
         kept = sum(r["keep"])
         cert = "yes" if r["certified"] else "no"
         timing = f", {1000 * r['seconds']:.1f} ms" if "seconds" in r else ""
-        lines.append(f"    primal={_fmt(r['primal'], '-inf')} dual={_fmt(r['dual'], '+inf')} "
-                     f"gap={_fmt(r['gap'], '+inf')} "
+        lines.append(f"    primal={bound(r['primal'], '-inf')} dual={bound(r['dual'], '+inf')} "
+                     f"gap={bound(r['gap'], '+inf')} "
                      f"certified={cert}  ({kept} of {len(r['keep'])} tokens{timing})")
     return "\n".join(lines)
 

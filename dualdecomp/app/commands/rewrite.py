@@ -6,8 +6,8 @@ import argparse
 import json
 import math
 
+from dualdecomp.app.commands.batch_command import bound, resolve_input, run_file, visible
 from dualdecomp.app.commands.batch_command import input_format as resolved_input_format
-from dualdecomp.app.commands.batch_command import resolve_input, run_file
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
 
@@ -84,24 +84,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _fmt(x: float | None, missing: str) -> str:
-    """A bound for the terminal; ``missing`` for None."""
-    return missing if x is None else f"{x:.6g}"
-
-
 def _human(row: dict) -> str:
-    # lazy: the shared escaping of control characters
-    from dualdecomp.app.commands.compress import _visible
-
-    rid = _visible(str(row["id"]))
+    rid = visible(str(row["id"]))
     if "error" in row:
-        return f"[{rid}] error: {_visible(row['error'])}"
+        return f"[{rid}] error: {visible(row['error'])}"
     ops = ", ".join(f"{k} {v}" for k, v in row["operations"].items())
     timing = f", {1000 * row['seconds']:.1f} ms" if "seconds" in row else ""
     cert = "yes" if row["certified"] else "no"
-    return (f"[{rid}] {_visible(row['rewrite'])}\n"
-            f"    primal={_fmt(row['primal'], '-inf')} dual={_fmt(row['dual'], '+inf')} "
-            f"gap={_fmt(row['gap'], '+inf')} certified={cert}  ({row['method']}; {ops}{timing})")
+    return (f"[{rid}] {visible(row['rewrite'])}\n"
+            f"    primal={bound(row['primal'], '-inf')} dual={bound(row['dual'], '+inf')} "
+            f"gap={bound(row['gap'], '+inf')} certified={cert}  ({row['method']}; {ops}{timing})")
 
 
 def _budget(args: argparse.Namespace) -> tuple[str, float] | None:
