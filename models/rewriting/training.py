@@ -30,6 +30,7 @@ from dualdecomp.solvers.rewriting import (
     RewriteHypergraph,
     build_rewrite_hypergraph,
     decode,
+    lm_score,
     rewriting_coverage_rules,
 )
 
@@ -41,7 +42,7 @@ with the fewest reorderings — not the first the chart happens to reach."""
 ORACLE_REORDER_PRICE = 0.5
 
 __all__ = ["ORACLE_LOSS_SCALE", "ORACLE_REORDER_PRICE", "RewriteExample", "hyperedge_losses", "make_example",
-           "train_rewriter", "yield_lm"]
+           "train_rewriter"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
     oracle = decode(hg, -ORACLE_LOSS_SCALE * losses - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
     hyperedges = list(oracle.hyperedges)
     return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(losses[hyperedges].sum()),
-                          yield_lm(hg, matrix, oracle.words))
+                          lm_score(hg, matrix, oracle.words))
 
 
 def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value: float,
@@ -126,17 +127,8 @@ def train_rewriter(examples: Sequence[RewriteExample], feats: RewriteFeaturiser,
         aug = decode(hg, scores + ex.losses, lm, None, max_states)
         oracle_score = float(scores[list(ex.oracle)].sum()) + weight * ex.oracle_lm
         violated = aug.score - ex.oracle_loss > oracle_score + 1e-9
-        pred_lm = yield_lm(hg, ex.lm, aug.words)
+        pred_lm = lm_score(hg, ex.lm, aug.words)
         return Violation(violated, derivation_features(ex, ex.oracle, ex.oracle_lm, feats, lm_idx),
                          derivation_features(ex, aug.hyperedges, pred_lm, feats, lm_idx), aug.certified)
 
     return train_ssvm(1 << feats.hash_bits, len(examples), violation, config, on_epoch, progress, stats)
-
-
-def yield_lm(hg: RewriteHypergraph, matrix: np.ndarray | None, words: Sequence[str]) -> float:
-    """The LM score of a yield under ``matrix``: its bigrams with the boundaries (0 without a matrix)."""
-    if matrix is None:
-        return 0.0
-    ids = {w: i for i, w in enumerate(hg.vocab)}
-    seq = [hg.bos, *(ids[w] for w in words), hg.eos]
-    return float(sum(matrix[a, b] for a, b in zip(seq, seq[1:], strict=False)))

@@ -7,6 +7,7 @@ from dualdecomp.solvers.rewriting.chart import (
     RewriteDerivation,
     decode,
     derivation_score,
+    lm_score,
 )
 from dualdecomp.solvers.rewriting.component import RewriteComponent, restrict_hypergraph, used_tokens
 from dualdecomp.solvers.rewriting.grammar import (
@@ -26,5 +27,5 @@ __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operation
            "RewriteDerivation",
            "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
            "build_rewrite_hypergraph", "decode", "derivation_score", "detokenise_words", "from_deletion_rule",
-           "joins_left", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
+           "joins_left", "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
            "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "text_chars", "used_tokens"]
