@@ -69,3 +69,26 @@ def feature_index(template: int, a: np.ndarray, b: np.ndarray | int = 0, hash_bi
     salt = np.uint64(((template + 1) * int(_P3)) & _MASK64)
     size = np.uint64((1 << hash_bits) - 1)
     return _HASH_UFUNC(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64), salt, size)
+
+
+def named_features(triples, template_ids, hash_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hash named features: (template, value, weight) triples → (indices int64, values float64).
+
+    Each value's atom is hashed with its template's number (``template_ids[template]``), as the rule
+    features of the tree-transducer models are.
+
+    Parameters
+    ----------
+    triples : sequence of (str, str, float)
+    template_ids : mapping of str to int
+    hash_bits : int
+        log2 of the weight-vector size.
+
+    Returns
+    -------
+    (numpy.ndarray of int64, numpy.ndarray of float64)
+    """
+    tmpl = np.array([template_ids[t] for t, _, _ in triples], dtype=np.uint64)
+    a = np.array([atom(v) for _, v, _ in triples], dtype=np.uint64)
+    idx = feature_index(0, a, tmpl * np.uint64(0x9E3779B1) + np.uint64(7), hash_bits)
+    return idx, np.array([w for _, _, w in triples], dtype=np.float64)

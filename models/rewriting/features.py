@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dualdecomp.core.hashing import atom, feature_index
+from dualdecomp.core.hashing import atom, feature_index, named_features
 from dualdecomp.solvers.rewriting import RewriteRule
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag
 
@@ -216,11 +216,7 @@ class RewriteFeaturiser:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        trip = rule_feature_strings(rule, self.stats)
-        tmpl = np.array([_T[t] for t, _, _ in trip], dtype=np.uint64)
-        a = np.array([atom(v) for _, v, _ in trip], dtype=np.uint64)
-        idx = feature_index(0, a, tmpl * np.uint64(0x9E3779B1) + np.uint64(7), self.hash_bits)
-        val = np.array([w for _, _, w in trip], dtype=np.float64)
+        idx, val = named_features(rule_feature_strings(rule, self.stats), _T, self.hash_bits)
         self._cache[key] = (idx, val)
         return idx, val
 
