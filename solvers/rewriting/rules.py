@@ -29,7 +29,6 @@ deleted variables are counted by the chart, which knows their subtrees).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -129,8 +128,7 @@ class RewriteRule:
 
     def production(self) -> str:
         """The CFG production at the source root (as ``Tree.production``): the index key for matching."""
-        kids = [json.dumps(c.label) if c.kind == WORD else c.label for c in self.source.children]
-        return f"{self.source.label} -> {' '.join(kids)}"
+        return self.source.production()
 
     def operations(self) -> Operations:
         """The rule's own operations (words under deleted variables excluded: module docstring)."""

@@ -55,6 +55,11 @@ class Frag:
             out.extend(c.frontier())
         return out
 
+    def production(self) -> str:
+        """The CFG production at this node (as ``Tree.production``): a rule's index key for matching."""
+        kids = [json.dumps(c.label) if c.kind == WORD else c.label for c in self.children]
+        return f"{self.label} -> {' '.join(kids)}"
+
     def size(self) -> int:
         """Number of nodes (frontier items included)."""
         return self._size

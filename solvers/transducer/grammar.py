@@ -109,8 +109,7 @@ class Rule:
 
     def production(self) -> str:
         """The CFG production at the source root (as ``Tree.production``): the index key for matching."""
-        kids = [json.dumps(c.label) if c.kind == WORD else c.label for c in self.source.children]
-        return f"{self.source.label} -> {' '.join(kids)}"
+        return self.source.production()
 
 
 def check_rule(source: Frag, target: Frag) -> None:
