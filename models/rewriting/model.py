@@ -84,10 +84,8 @@ class RewriteModel:
 def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     """Per hyperedge: the source tokens it deletes and the target words it writes (float64)."""
     dropped = np.diff(hg.drop_ptr).astype(np.float64)
-    written = np.zeros(hg.num_hyperedges)
-    codes, ptr = hg.item_code, hg.item_ptr
-    for e in range(hg.num_hyperedges):
-        written[e] = float((codes[ptr[e]:ptr[e + 1]] >= 0).sum())
+    words = np.concatenate(([0], np.cumsum(hg.item_code >= 0)))  # word items up to each position
+    written = (words[hg.item_ptr[1:]] - words[hg.item_ptr[:-1]]).astype(np.float64)
     return dropped, written
 
 
