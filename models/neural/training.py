@@ -35,19 +35,34 @@ import numpy as np
 import torch
 from transformers import BertModel
 
-from dualdecomp.core.errors import InputError
-from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes, verify_directory
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
+from dualdecomp.models.neural.checkpoint import (
+    TrainingPaused,
+    check_fingerprint,
+    checkpoint_root,
+    fingerprint,
+    read_checkpoint,
+    remove_checkpoint,
+    write_checkpoint,
+)
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
 from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead, bigram_potentials, gap_bucket
 from dualdecomp.models.neural.pieces import Pieces
 from dualdecomp.models.neural.store import save_neural_model
-from dualdecomp.models.neural.training_settings import TrainingSettings, add_arguments, settings_from_options
+from dualdecomp.models.neural.training_settings import (
+    PieceOptions,
+    TrainingSettings,
+    add_arguments,
+    piece_options_from,
+    settings_from_options,
+)
 from dualdecomp.models.registry import TrainingContext
 from dualdecomp.solvers.bigram import solve as solve_bigram
 
-__all__ = ["TrainingSettings", "fine_tune", "main", "train_from_options"]
+__all__ = ["PieceOptions", "TrainingSettings", "fine_tune", "main", "train_from_options"]
 
 
 @dataclass
@@ -233,9 +248,82 @@ def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float
     return out
 
 
+def _optimizer(model: _Scorer, settings: TrainingSettings) -> torch.optim.AdamW:
+    """AdamW over the trained parameters: decayed encoder weights, undecayed biases and layer norms, and
+    the heads at their own learning rate."""
+    head_params = list(model.head.parameters())
+    if model.pair is not None:
+        head_params += list(model.pair.parameters())
+    trained = [(n, p) for n, p in model.encoder.named_parameters() if p.requires_grad]
+    no_decay = [p for n, p in trained if "LayerNorm" in n or n.endswith("bias")]
+    decay = [p for n, p in trained if not ("LayerNorm" in n or n.endswith("bias"))]
+    return torch.optim.AdamW([
+        {"params": decay, "weight_decay": settings.weight_decay, "lr": settings.learning_rate},
+        {"params": no_decay, "weight_decay": 0.0, "lr": settings.learning_rate},
+        {"params": head_params, "weight_decay": 0.0, "lr": settings.head_learning_rate},
+    ])
+
+
+def _training_state(model: _Scorer, optim: torch.optim.Optimizer,
+                    sched: torch.optim.lr_scheduler.LRScheduler) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays (model, optimizer state, PyTorch's random state) and the JSON (optimizer groups,
+    scheduler) of a checkpoint."""
+    tensors = {f"model/{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    optim_state = optim.state_dict()
+    for index, state in optim_state["state"].items():
+        for name, value in state.items():
+            tensors[f"optim/{index}/{name}"] = (value.detach().cpu().numpy() if torch.is_tensor(value)
+                                                else np.asarray(value))
+    tensors["torch_rng"] = torch.get_rng_state().numpy()
+    sched_state = {k: v for k, v in sched.state_dict().items() if k != "lr_lambdas"}
+    return tensors, {"param_groups": optim_state["param_groups"], "scheduler": sched_state}
+
+
+def _restore(model: _Scorer, optim: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
+             tensors: dict[str, np.ndarray], progress: dict) -> None:
+    """Put a checkpoint's state back (the inverse of :func:`_training_state`); PyTorch's random state last."""
+    model.load_state_dict({k[len("model/"):]: torch.from_numpy(v) for k, v in tensors.items()
+                           if k.startswith("model/")}, strict=True)
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim/"):
+            _, index, name = key.split("/")
+            state.setdefault(int(index), {})[name] = torch.from_numpy(value)
+    groups = [dict(g, betas=tuple(g["betas"])) if "betas" in g else dict(g) for g in progress["param_groups"]]
+    optim.load_state_dict({"state": state, "param_groups": groups})
+    sched.load_state_dict({**progress["scheduler"], "lr_lambdas": [None] * len(optim.param_groups)})
+    torch.set_rng_state(torch.from_numpy(tensors["torch_rng"]))
+
+
+def _finished_model(out: Path, expected: dict, log) -> dict | None:
+    """The training record of a complete model in ``out`` trained with this fingerprint, else None."""
+    try:
+        verify_directory(out, note=False)
+        doc = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, ModelError) as exc:
+        if (out / "model.json").exists():
+            log(f"{out} is not a complete model ({exc}): it is trained again")
+        return None
+    meta = doc.get("meta") if isinstance(doc, dict) else None
+    if isinstance(meta, dict) and meta.get("fingerprint") == expected and meta.get("stopped_by") in FINISHED:
+        return meta
+    return None
+
+
+FINISHED = ("steps", "step budget")
+"""How a run that exported its model ended (the other ways end a piece with a checkpoint)."""
+
+
 def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out: Path,
-              settings: TrainingSettings, log=print) -> dict:
+              settings: TrainingSettings, log=print, pieces: PieceOptions | None = None) -> dict:
     """Fine-tune the encoder and head, export the model to ``out`` and return the training record.
+
+    The run may be cut into pieces (:mod:`~dualdecomp.models.neural.checkpoint`): a checkpoint beside
+    ``out`` every ``pieces.checkpoint_every`` steps and when a piece stops (the time budget
+    ``settings.max_minutes`` of this piece, or ``pieces.stop_after_steps`` steps of it); the next call
+    with the same settings and data continues from it, and the model it exports is bit-identical to that
+    of an uninterrupted run. A piece that stops early exports nothing. With ``pieces.resume`` a complete
+    model already in ``out`` with the same fingerprint is not trained again.
 
     Parameters
     ----------
@@ -247,18 +335,42 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
         Where the model (and ``curve.json``) is written.
     settings : TrainingSettings
     log : callable
+    pieces : PieceOptions, optional
+        Checkpoint cadence, this piece's step stop and whether to resume (default: :class:`PieceOptions`).
 
     Returns
     -------
     dict
-        The record saved in ``model.json``'s ``meta``: settings, data sizes, steps, minutes, final dev
-        metrics.
+        The record saved in ``model.json``'s ``meta``: settings, data sizes, steps, how the run ended
+        (``stopped_by``: ``steps`` or ``step budget``; a piece stopped early: ``time budget`` or
+        ``stop-after-steps``, with ``checkpoint``, and no model), minutes, final dev metrics.
+
+    Raises
+    ------
+    InputError
+        No training sentence fits the encoder window, a negative piece option, or a checkpoint written
+        with other settings or data.
     """
+    out = Path(out)
+    pieces = pieces or PieceOptions()
+    if pieces.checkpoint_every < 0 or pieces.stop_after_steps < 0:
+        raise InputError("--checkpoint-every and --stop-after-steps must be >= 0")
+    root = checkpoint_root(out)
+    expected = fingerprint(settings, train, dev, base)
+    if not pieces.resume:
+        remove_checkpoint(root)
+    else:
+        done = _finished_model(out, expected, log)
+        if done is not None:
+            remove_checkpoint(root)
+            log(f"{out} is already trained with these settings and data: not trained again "
+                "(--no-resume trains it again)")
+            return done
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(settings.seed)
-    pieces = Pieces(base / "tokenizer.json")
-    train_enc, dev_enc = _encode(train, pieces), _encode(dev, pieces)
+    tokens = Pieces(base / "tokenizer.json")
+    train_enc, dev_enc = _encode(train, tokens), _encode(dev, tokens)
     if not train_enc.ids:
         raise InputError("no training sentence fits the encoder window")
     model = _Scorer(base, settings.pair_rank)
@@ -268,27 +380,30 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     for module in frozen:
         for p in module.parameters():
             p.requires_grad_(False)
-    head_params = list(model.head.parameters())
-    if model.pair is not None:
-        head_params += list(model.pair.parameters())
-    trained = [(n, p) for n, p in model.encoder.named_parameters() if p.requires_grad]
-    no_decay = [p for n, p in trained if "LayerNorm" in n or n.endswith("bias")]
-    decay = [p for n, p in trained if not ("LayerNorm" in n or n.endswith("bias"))]
-    optim = torch.optim.AdamW([
-        {"params": decay, "weight_decay": settings.weight_decay, "lr": settings.learning_rate},
-        {"params": no_decay, "weight_decay": 0.0, "lr": settings.learning_rate},
-        {"params": head_params, "weight_decay": 0.0, "lr": settings.head_learning_rate},
-    ])
+    optim = _optimizer(model, settings)
     per_epoch = math.ceil(len(train_enc.ids) / settings.batch_size)
     total = max(1, int(round(settings.epochs * per_epoch)))
     warm = max(1, int(settings.warmup * total))
     sched = torch.optim.lr_scheduler.LambdaLR(
         optim, lambda step: min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm))))
     curve: list[dict] = []
+    step, epoch, position, running, earlier_minutes, piece = 0, 0, 0, [], 0.0, 1
+    found = read_checkpoint(root) if pieces.resume else None
+    if found is not None:
+        check_fingerprint(found.progress.get("fingerprint", {}), expected, found.path)
+        progress = found.progress
+        _restore(model, optim, sched, found.tensors, progress)
+        step, epoch, position = progress["step"], progress["epoch"], progress["position"]
+        running, curve = list(progress["running"]), list(progress["curve"])
+        earlier_minutes, piece = progress["minutes"], progress["pieces"] + 1
+        rng.bit_generator.state = progress["epoch_rng"]
+        log(f"resuming from the checkpoint {found.path} at step {step} of {total} (piece {piece})")
     start = time.monotonic()
-    step, running, stopped = 0, [], "steps"
+    piece_steps, stopped, checkpoint = 0, "steps", None
     while step < total:
-        for batch in _batches(train_enc, settings.batch_size, rng):
+        epoch_rng = rng.bit_generator.state  # the epoch's batch order is re-derived from it on resume
+        batches = _batches(train_enc, settings.batch_size, rng)
+        for batch in batches[position:]:
             ids, mask, first, target, wmask = _tensors(train_enc, batch)
             logits, picked = model(ids, mask, first)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
@@ -303,33 +418,55 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optim.step()
             sched.step()
-            step += 1
+            step, position, piece_steps = step + 1, position + 1, piece_steps + 1
             running.append(loss.item())
-            minutes = (time.monotonic() - start) / 60
+            piece_minutes = (time.monotonic() - start) / 60
             step_budget = 0 < settings.max_steps <= step
-            last = step >= total or step_budget or minutes >= settings.max_minutes
-            if step % settings.eval_every == 0 or last:
-                point = {"step": step, "sentences": step * settings.batch_size, "minutes": round(minutes, 2),
+            finished = step >= total or step_budget
+            if step % settings.eval_every == 0 or finished:
+                point = {"step": step, "sentences": step * settings.batch_size,
+                         "minutes": round(earlier_minutes + piece_minutes, 2),
                          "train_loss": float(np.mean(running)), **_evaluate(model, dev_enc, 64)}
                 running = []
                 curve.append(point)
                 log(json.dumps(point))
-            if last:
-                stopped = "steps" if step >= total else "step budget" if step_budget else "time budget"
+            if finished:
+                stopped = "steps" if step >= total else "step budget"
                 break
-        if stopped != "steps":
-            break
+            pause = ("time budget" if piece_minutes >= settings.max_minutes
+                     else "stop-after-steps" if 0 < pieces.stop_after_steps <= piece_steps else None)
+            if pause is not None or (pieces.checkpoint_every and step % pieces.checkpoint_every == 0):
+                tensors, state = _training_state(model, optim, sched)
+                progress = {"fingerprint": expected, "step": step, "total": total, "epoch": epoch,
+                            "position": position, "epoch_rng": epoch_rng, "running": running, "curve": curve,
+                            "minutes": earlier_minutes + (time.monotonic() - start) / 60, "pieces": piece,
+                            **state}
+                checkpoint = write_checkpoint(root, tensors, progress)
+            if pause is not None:
+                stopped = pause
+                break
+        else:
+            epoch, position = epoch + 1, 0
+            continue
+        break
+    minutes = round(earlier_minutes + (time.monotonic() - start) / 60, 2)
+    if stopped not in FINISHED:
+        log(f"stopped by the {'time budget' if stopped == 'time budget' else '--stop-after-steps'} at step "
+            f"{step} of {total}; checkpoint {checkpoint}; run the same command again to resume")
+        return {"settings": asdict(settings), "steps": step, "total_steps": total, "stopped_by": stopped,
+                "minutes": minutes, "checkpoint": str(checkpoint)}
     state = {k: v.detach().cpu().numpy() for k, v in model.encoder.state_dict().items()}
     config = EncoderConfig.from_dict(model.encoder.config.to_dict())
     record = {"settings": asdict(settings), "train_sentences": len(train_enc.ids),
-              "dev_sentences": len(dev_enc.ids), "steps": step, "stopped_by": stopped,
-              "minutes": round((time.monotonic() - start) / 60, 2), "final": curve[-1] if curve else {},
-              "base": str(base.name)}
+              "dev_sentences": len(dev_enc.ids), "steps": step, "stopped_by": stopped, "minutes": minutes,
+              "pieces": piece, "final": curve[-1] if curve else {}, "base": str(base.name),
+              "fingerprint": expected}
     with atomic_directory(out) as work:  # all or nothing: no half-written model on a failure
         atomic_write_bytes(work / "curve.json", lambda fh: fh.write(json.dumps(curve, indent=1).encode()))
         save_neural_model(work, config, state, model.head.weight.detach().numpy().reshape(-1),
                           float(model.head.bias.detach().numpy()[0]), base / "tokenizer.json", meta=record,
                           pair=model.pair.export() if model.pair is not None else None)
+    remove_checkpoint(root)
     return record
 
 
@@ -350,7 +487,13 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
         train.extend(sample_examples(read_examples(path), size, settings.seed + i))
     dev = [ex for path in args.dev for ex in read_examples(path)]
     context.log(f"training on {len(train)} sentences, dev {len(dev)}")
-    record = fine_tune(args.base, train, dev, args.out, settings, log=context.log)
+    record = fine_tune(args.base, train, dev, args.out, settings, log=context.log,
+                       pieces=piece_options_from(args))
+    if record["stopped_by"] not in FINISHED:
+        what = "the time budget" if record["stopped_by"] == "time budget" else "--stop-after-steps"
+        raise TrainingPaused(f"stopped by {what} at step {record['steps']} of {record['total_steps']} (no "
+                             f"model yet; checkpoint {record['checkpoint']}); run the same command again to "
+                             "resume")
     return record["final"]
 
 

@@ -8,7 +8,7 @@ import argparse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["TrainingSettings", "add_arguments", "settings_from_options"]
+__all__ = ["PieceOptions", "TrainingSettings", "add_arguments", "piece_options_from", "settings_from_options"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,26 @@ class TrainingSettings:
     crf_weight: float = 1.0  # weight of that log-likelihood (per token) beside the keep head's BCE
 
 
+@dataclass(frozen=True)
+class PieceOptions:
+    """How a run is cut into pieces (not part of the model: any choice gives the same model).
+
+    Attributes
+    ----------
+    checkpoint_every : int
+        Write a checkpoint every this many steps (0: only when a piece stops early).
+    stop_after_steps : int
+        End this piece with a checkpoint after this many steps of it (0: no such stop).
+    resume : bool
+        Continue from the checkpoint beside ``--out`` and skip a finished model of the same settings and
+        data (False: start over).
+    """
+
+    checkpoint_every: int = 250
+    stop_after_steps: int = 0
+    resume: bool = True
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``dualdecomp train --kind neural``: the encoder, the corpora and every field of
     :class:`TrainingSettings` (``--learning-rate``, ``--max-steps``, ``--pair-rank``, ...)."""
@@ -51,8 +71,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 default=value)
         else:
             parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    pieces = PieceOptions()
+    parser.add_argument("--checkpoint-every", type=int, default=pieces.checkpoint_every, metavar="N",
+                        help="write a checkpoint beside --out (.OUT.checkpoint) every N steps; 0: only when "
+                             "a piece stops early")
+    parser.add_argument("--stop-after-steps", type=int, default=pieces.stop_after_steps, metavar="K",
+                        help="end this piece after K steps with a checkpoint and exit code 4 (0: no stop)")
+    parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=pieces.resume,
+                        help="continue from the checkpoint, skip a finished model of the same settings and "
+                             "data (--no-resume: start over)")
 
 
 def settings_from_options(args: argparse.Namespace) -> TrainingSettings:
     """The :class:`TrainingSettings` of parsed options."""
     return TrainingSettings(**{k: getattr(args, k) for k in asdict(TrainingSettings())})
+
+
+def piece_options_from(args: argparse.Namespace) -> PieceOptions:
+    """The :class:`PieceOptions` of parsed options."""
+    return PieceOptions(**{k: getattr(args, k) for k in asdict(PieceOptions())})
