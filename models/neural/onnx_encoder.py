@@ -8,9 +8,16 @@ weights ships and the two paths cannot drift apart. :class:`OnnxEncoder` runs it
 CPU; its outputs equal the numpy encoder's up to float32 rounding (checked in the tests).
 
 Why: onnxruntime's fused kernels and intra-op threads run the encoder of a 30-token sentence about twice
-as fast as numpy on the 2-core machine (``make neural-bench``). An int8 graph (per-channel
-``DynamicQuantizeMatMul``) was measured no faster there (AVX2 without VNNI) and changes the scores, so the
-graph is float32. The numpy encoder stays the reference and the fallback where onnxruntime is missing.
+as fast as numpy on the 2-core machine (``make neural-bench``). The numpy encoder stays the reference and
+the fallback where onnxruntime is missing.
+
+With ``int8=True`` the graph's six matrix products per layer are onnxruntime's ``DynamicQuantizeMatMul``
+(com.microsoft): the weights as int8 with one float32 scale per output column, the activations
+quantised to uint8 per tensor at run time, int32 accumulation (VNNI/AMX kernels where the CPU has them).
+The weight side is the stored model itself: ``weights.npz`` keeps each matrix as int8 rows with a scale per
+row (:func:`~dualdecomp.models.neural.store.quantise_rows`), a row being an output column here, and
+:func:`quantise_columns` of the dequantised matrix gives those very rows and scales back. The activation
+side moves the scores (docs/components/neural.md has the measurements); the graph is float32 by default.
 """
 
 from __future__ import annotations
@@ -22,9 +29,30 @@ import numpy as np
 
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig, checked_ids
 
-__all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available"]
+__all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns"]
 
 OPSET = 20
+MS_DOMAIN = "com.microsoft"
+MS_OPSET = 1
+
+
+def quantise_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 quantisation of each column: ``matrix ≈ q * scale[None, :]``.
+
+    The same rule as :func:`~dualdecomp.models.neural.store.quantise_rows` on the transpose (scale =
+    max |column| / 127, an all-zero column gets scale 1), so for a matrix dequantised from stored int8 rows
+    it returns the stored rows (transposed) and their scales.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        int8 ``q`` of the same shape and float32 ``scale`` (columns,).
+    """
+    m = np.asarray(matrix, dtype=np.float32)
+    peak = np.abs(m).max(axis=0)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(m / scale[None, :]), -127, 127).astype(np.int8)
+    return q, scale
 
 
 def onnx_available() -> bool:
@@ -43,13 +71,16 @@ def default_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 0
 
 
-def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
+def encoder_graph(encoder: Encoder, int8: bool = False) -> tuple[bytes, dict[str, np.ndarray]]:
     """The encoder's forward pass as a serialised ONNX model whose weights stay outside it.
 
     Parameters
     ----------
     encoder : Encoder
         The numpy encoder whose (float32) parameters become the graph's initializers.
+    int8 : bool
+        Write each dense layer as ``DynamicQuantizeMatMul`` over :func:`quantise_columns` of its matrix
+        (int8 weights, activations quantised at run time) instead of a float32 ``MatMul``.
 
     Returns
     -------
@@ -90,6 +121,11 @@ def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
         return output
 
     def linear(x: str, w: np.ndarray, b: np.ndarray, name: str) -> str:
+        if int8:  # bias fused into the op; no zero point (symmetric weights)
+            q, scale = quantise_columns(w)
+            return node("DynamicQuantizeMatMul",
+                        [x, const(name + ".wq", q), const(name + ".ws", scale), "", const(name + ".b", b)],
+                        name, domain=MS_DOMAIN)
         product = node("MatMul", [x, const(name + ".w", w)], name + ".mm")
         return node("Add", [product, const(name + ".b", b)], name)
 
@@ -134,8 +170,8 @@ def encoder_graph(encoder: Encoder) -> tuple[bytes, dict[str, np.ndarray]]:
         [helper.make_tensor_value_info("ids", TensorProto.INT64, ["T"])],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["T", h])],
         initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="dualdecomp")
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(MS_DOMAIN, MS_OPSET)] if int8 else [])
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="dualdecomp")
     model.ir_version = 10
     return model.SerializeToString(), weights
 
@@ -171,18 +207,29 @@ class OnnxEncoder:
         cores), else onnxruntime's own choice (one per physical core). Every session runs on one
         process-wide pool (:func:`_shared_pool`), made with the first encoder's count; ``threads``
         (the attribute) is the pool's.
+    int8 : bool
+        Run the int8 graph (:func:`encoder_graph`): faster on CPUs with VNNI, scores moved slightly.
+    options : onnxruntime.SessionOptions, optional
+        Session options to use as given (threads, spinning, optimisation level: the benchmarks compare
+        them) instead of the shared pool and full graph optimisation; ``threads`` is then
+        ``options.intra_op_num_threads``.
     """
 
-    def __init__(self, encoder: Encoder, threads: int | None = None) -> None:
+    def __init__(self, encoder: Encoder, threads: int | None = None, int8: bool = False,
+                 options=None) -> None:
         import onnxruntime as ort  # lazy: the numpy backend works without onnxruntime
 
         self.config = encoder.config
-        options = ort.SessionOptions()
-        self.threads = _shared_pool(default_threads() if threads is None else threads)
-        options.use_per_session_threads = False
-        options.log_severity_level = 3  # errors only: no optimiser notes on the user's terminal
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        graph, weights = encoder_graph(encoder)
+        self.int8 = bool(int8)
+        if options is None:
+            options = ort.SessionOptions()
+            self.threads = _shared_pool(default_threads() if threads is None else threads)
+            options.use_per_session_threads = False
+            options.log_severity_level = 3  # errors only: no optimiser notes on the user's terminal
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        else:
+            self.threads = options.intra_op_num_threads
+        graph, weights = encoder_graph(encoder, int8=self.int8)
         self._weights = weights  # the session reads these buffers in place: keep them alive
         options.add_external_initializers(list(weights), [ort.OrtValue.ortvalue_from_numpy(w)
                                                           for w in weights.values()])
