@@ -175,6 +175,22 @@ def test_text_mode_prints_a_certified_row(rewrite_model, capsys):
     assert ops["kept"] + ops["substituted"] + ops["inserted"] == 5 and "seconds" in row
 
 
+def test_decode_settings_options_change_the_rewrite_and_the_fingerprint(rewrite_model, capsys):
+    from dualdecomp.app.rewriter import Rewriter
+
+    lengths = []
+    for bias in ("-1000", "0", "1000"):
+        assert main(["rewrite", SOURCES[1], "--model", str(rewrite_model), f"--word-bias={bias}",
+                     "--json"]) == 0
+        row = json.loads(capsys.readouterr().out)
+        assert row["certified"] is True
+        lengths.append(len(row["rewrite"].split()))
+    assert lengths[0] < lengths[1] < lengths[2]
+    plain, scaled = Rewriter(rewrite_model), Rewriter(rewrite_model, lm_scale=0.5, word_bias=2.0)
+    assert plain.fingerprint() != scaled.fingerprint()
+    assert scaled.worker_factory()().decoder.settings == scaled.decoder.settings
+
+
 def test_a_beam_makes_the_rewrite_approximate(rewrite_model, capsys):
     from dualdecomp.solvers.rewriting import APPROXIMATE
 
@@ -272,6 +288,8 @@ def test_workers_give_the_single_process_bytes(rewrite_model, source, tmp_path):
     (["x", "--length", "-1"], "--length must be >= 0"),
     (["x", "--time-limit", "0"], "--time-limit must be positive"),
     (["x", "--max-states", "0"], "--max-states must be >= 1"),
+    (["x", "--lm-scale", "-1"], "lm_scale must be >= 0"),
+    (["x", "--word-bias", "nan"], "word_bias must be a finite number"),
     (["x", "--output", "o.jsonl"], "--output needs --input"),
     (["x", "--workers", "2"], "needs --input"),
     (["--input", "in.jsonl", "--resume"], "--resume needs --output"),

@@ -21,15 +21,19 @@ from dualdecomp.solvers.rewriting import (
     derivation_score,
     detokenise_words,
     joins_left,
+    joins_right,
     rewriting_coverage_rules,
+    space_between,
     text_chars,
 )
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag
 from tests.oracles.rewriting import best_rewrite, enumerate_rewrites
 
 LABELS = ("A", "B", "C")
-WORDS = ("x", "yy", ",", "'s", "z")
-NEW_WORDS = ("w", "vvv", ".", "n't", "x")
+WORDS = ("x", "yy", ",", "'s", "z", "(", "-")
+NEW_WORDS = ("w", "vvv", ".", "n't", "x", "$", "-", ")")
+# "(" and "$" attach to the right, "-" to both sides, "," "'s" "." "n't" ")" to the left: the character
+# budget's pairwise spaces (text.space_between) are exercised by the oracle tests below
 
 
 def W(word: str, kept: bool = True) -> Frag:  # noqa: N802
@@ -65,12 +69,38 @@ def decode_rules(rules: list[RewriteRule], bonus: dict[str, float], **kw):
 
 
 def test_joins_left_and_detokenise() -> None:
-    assert [joins_left(w) for w in (",", ".", "?!", ")", "'s", "n't", "N'T", "%", "(", "cat", "-", "")] \
-        == [True, True, True, True, True, True, True, True, False, False, False, False]
+    assert [joins_left(w) for w in (",", ".", "?!", ")", "'s", "n't", "N'T", "%", "(", "cat", "-", "", "$")] \
+        == [True, True, True, True, True, True, True, True, False, False, True, False, False]
+    assert [joins_right(w) for w in ("(", "[", "$", "£", "-", ")", ",", "cat", "", '"')] \
+        == [True, True, True, True, True, False, False, False, False, False]
     words = ["He", "did", "n't", "go", "(", "far", ")", ",", "Ann", "'s", "cat", "."]
-    assert detokenise_words(words) == "He didn't go ( far), Ann's cat."
+    assert detokenise_words(words) == "He didn't go (far), Ann's cat."
     assert text_chars(words) == len(detokenise_words(words))
     assert text_chars([]) == 0 and detokenise_words([]) == ""
+
+
+@pytest.mark.parametrize("words, text", [
+    (["a", "well", "-", "known", "moon"], "a well-known moon"),
+    (["a", "180", "km", "-", "wide", "(", "111.85", "mile", "-", "wide", ")", "strait"],
+     "a 180 km-wide (111.85 mile-wide) strait"),
+    (["for", "US", "$", "750", "."], "for US $750."),
+    (["(", "(", "x", ")", ")"], "((x))"),
+    (["x", "-", "(", "y", ")", "-", "z"], "x-(y)-z"),
+    (["$", "-", ",", "$"], "$-, $"),
+    (["non", "-"], "non-"),
+    (["-"], "-"),
+])
+def test_pairwise_detokenisation_and_its_length(words, text) -> None:
+    assert detokenise_words(words) == text
+    assert text_chars(words) == len(text)
+    for a, b in zip(words, words[1:], strict=False):
+        assert space_between(a, b) == (0 if joins_left(b) or joins_right(a) else 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["x", "yy", ",", "(", ")", "-", "$", "'s", ".", '"', "n't"]), max_size=8))
+def test_text_chars_is_the_detokenised_length(words) -> None:
+    assert text_chars(words) == len(detokenise_words(words))
 
 
 def test_budget_validation() -> None:

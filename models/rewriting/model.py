@@ -3,7 +3,8 @@
 A model directory (``data/rewrite_model/`` is the embedded one, ``make rewrite-model`` rebuilds it):
 
 * ``model.json`` — format tag, hash size, the files below, and ``meta`` (training provenance, the dev
-  selection, the licence);
+  selection, the licence, and the decode-time settings ``decode``: LM scale and word bias,
+  :mod:`~dualdecomp.models.rewriting.decode_settings`);
 * ``weights.npz`` — the non-zero weights of the hashed weight vector (``index``, ``value``); the LM
   weight is one of them (:data:`LM_FEATURE`), learnt with the rule weights as the paper's n-gram feature;
 * ``grammar.bin`` — the rewriting STSG (``dualdecomp.solvers.rewriting.save_rewrite_grammar``: memory
@@ -29,6 +30,7 @@ from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
+from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
 from dualdecomp.solvers.rewriting import (
@@ -44,8 +46,8 @@ from dualdecomp.solvers.rewriting import (
     rewriting_coverage_rules,
 )
 
-__all__ = ["FORMAT", "LM_FEATURE", "RewriteDecoder", "RewriteModel", "hyperedge_counts", "hyperedge_scores",
-           "lm_index", "load_rewrite_decoder", "rules_for", "save_rewrite_model"]
+__all__ = ["FORMAT", "LM_FEATURE", "DecodeSettings", "RewriteDecoder", "RewriteModel", "hyperedge_counts",
+           "hyperedge_scores", "lm_index", "load_rewrite_decoder", "rules_for", "save_rewrite_model"]
 
 FORMAT = "dualdecomp-rewrite-model"
 LM_FEATURE = "lm"
@@ -126,6 +128,8 @@ class RewriteDecoder:
     featuriser : RewriteFeaturiser
     max_states : int or None
         Beam per vertex table (None: exact; a pruned table makes a result APPROXIMATE).
+    settings : DecodeSettings
+        LM scale and per-word bias (default: scale 1, bias 0, the weights as learnt).
     """
 
     model: RewriteModel
@@ -133,30 +137,42 @@ class RewriteDecoder:
     lm: LanguageModel | None
     featuriser: RewriteFeaturiser
     max_states: int | None = None
+    settings: DecodeSettings = field(default_factory=DecodeSettings)
 
     def hypergraph(self, tree: Tree) -> RewriteHypergraph:
         """The derivation forest of ``tree`` under the grammar plus coverage rules."""
         return build_rewrite_hypergraph(tree, rules_for(self.grammar, tree),
                                         coverage=rewriting_coverage_rules)
 
+    @property
+    def lm_weight(self) -> float:
+        """The LM weight the chart uses: the learnt weight × ``settings.lm_scale``."""
+        return self.model.lm_weight * self.settings.lm_scale
+
     def lm_matrix(self, hg: RewriteHypergraph) -> np.ndarray | None:
-        """``lm_weight`` × the bigram matrix of ``hg``'s vocabulary (None without an LM)."""
-        if self.lm is None or self.model.lm_weight == 0.0:
+        """:attr:`lm_weight` × the bigram matrix of ``hg``'s vocabulary (None without an LM or at weight
+        0)."""
+        if self.lm is None or self.lm_weight == 0.0:
             return None
-        return scaled_lm(bigram_matrix(self.lm, hg.vocab), self.model.lm_weight)
+        return scaled_lm(bigram_matrix(self.lm, hg.vocab), self.lm_weight)
+
+    def hyperedge_scores(self, hg: RewriteHypergraph) -> np.ndarray:
+        """w·φ of every hyperedge plus ``settings.word_bias`` × the target words it writes."""
+        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
+        if self.settings.word_bias != 0.0:
+            scores = scores + self.settings.word_bias * hyperedge_counts(hg)[1]
+        return scores
 
     def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
         """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
         tokens, to join with the deletion models (``dualdecomp.decode``). Always exact: ``max_states``
         does not apply to a component."""
         hg = self.hypergraph(tree)
-        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
-        return RewriteComponent(hg, scores, self.lm_matrix(hg), budget)
+        return RewriteComponent(hg, self.hyperedge_scores(hg), self.lm_matrix(hg), budget)
 
     def decode(self, hg: RewriteHypergraph, budget: Budget | None = None) -> RewriteDerivation:
         """The best derivation in ``hg`` under the model and its LM (exact unless ``max_states`` pruned)."""
-        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
-        return decode(hg, scores, self.lm_matrix(hg), budget, self.max_states)
+        return decode(hg, self.hyperedge_scores(hg), self.lm_matrix(hg), budget, self.max_states)
 
     def rewrite(self, tree: Tree, budget: Budget | None = None) -> RewriteDerivation:
         """The best rewrite of ``tree``: :meth:`decode` of its :meth:`hypergraph`."""
@@ -175,13 +191,24 @@ def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file:
     return d
 
 
-def load_rewrite_decoder(directory: str | Path, max_states: int | None = None) -> RewriteDecoder:
+def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, lm_scale: float | None = None,
+                         word_bias: float | None = None) -> RewriteDecoder:
     """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
+
+    Parameters
+    ----------
+    directory : path
+    max_states : int, optional
+        Beam per table (None: the model's ``meta.max_states``).
+    lm_scale, word_bias : float, optional
+        Override the model's decode settings (``meta.decode``; None: the model's).
 
     Raises
     ------
     ModelError
         A missing or damaged file (named).
+    InputError
+        A bad ``lm_scale`` or ``word_bias``.
     """
     d = Path(directory)
     spec = read_json(d / "model.json")
@@ -198,4 +225,5 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None) -
     feats = RewriteFeaturiser(bits, RuleStatistics.from_rules(grammar.rules))
     if max_states is None:
         max_states = meta.get("max_states")
-    return RewriteDecoder(model, grammar, lm, feats, max_states)
+    settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(lm_scale, word_bias)
+    return RewriteDecoder(model, grammar, lm, feats, max_states, settings)

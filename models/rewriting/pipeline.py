@@ -11,7 +11,10 @@ Steps, each deterministic (same inputs → same bytes):
    training sentences (never a dev reference);
 4. build one chart per training source (:mod:`dualdecomp.models.rewriting.training`) and train by SSVM;
    **the dev rule, fixed before any run**: after each epoch the averaged weights decode the dev sources
-   at free length and the epoch with the highest mean of the ASSET and TurkCorpus corpus SARI is kept;
+   at free length and the epoch with the highest mean of the ASSET and TurkCorpus corpus SARI is kept
+   (decoded with the default decode settings; the settings given, ``lm_scale`` and ``word_bias``, are
+   stored in ``meta.decode`` for ``dualdecomp rewrite``: they were chosen on dev by the rule of
+   ``docs/rewriting.md``, "How decode settings are chosen");
 5. write ``model.json``, ``weights.npz``, ``grammar.bin``, ``lm.binary``, ``README.md`` and
    ``MANIFEST.json`` (``dualdecomp.models.rewriting.model``), in a temporary folder renamed into place.
 """
@@ -32,6 +35,7 @@ from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
 from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
+from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
 from dualdecomp.models.rewriting.loss import reference_shares
@@ -79,6 +83,10 @@ class RewriteTrainingSettings:
     lm_order : int
     delete_weight : float
         β of the loss (``dualdecomp.models.rewriting.training.hyperedge_losses``).
+    lm_scale, word_bias : float
+        Decode-time settings stored in ``meta.decode``
+        (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
+        choice do not use them.
     """
 
     data_dir: str
@@ -97,6 +105,8 @@ class RewriteTrainingSettings:
     max_states: int | None = None
     lm_order: int = 2
     delete_weight: float = 1.0
+    lm_scale: float = 1.0
+    word_bias: float = 0.0
 
 
 def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:
@@ -201,7 +211,9 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                 "extraction": extraction,
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
                 "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",
-                "max_states": settings.max_states, "licence": LICENCE_NOTE}
+                "max_states": settings.max_states,
+                "decode": DecodeSettings(settings.lm_scale, settings.word_bias).as_dict(),
+                "licence": LICENCE_NOTE}
         save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
         (work / "README.md").write_text(_readme(meta), encoding="utf-8")
     return out

@@ -10,6 +10,7 @@ import argparse
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.registry import Trainer, TrainingContext
+from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings, train_rewrite_model
 
 
@@ -36,17 +37,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-limit", type=int, default=None, metavar="N",
                         help="choose the epoch on the first N dev sources only")
     parser.add_argument("--seed", type=int, default=0, help="example order (default: %(default)s)")
+    parser.add_argument("--lm-scale", type=float, default=1.0, metavar="X",
+                        help="decode setting stored in the model: multiplier of the learnt LM weight "
+                             "(default: %(default)s)")
+    parser.add_argument("--word-bias", type=float, default=0.0, metavar="Y",
+                        help="decode setting stored in the model: score added per word written "
+                             "(default: %(default)s)")
 
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
     """Train and write the model directory; return a short report."""
     if args.epochs < 1 or args.min_count < 1 or not args.delete_weight >= 0:
         raise InputError("--epochs and --min-count must be >= 1 and --delete-weight >= 0")
+    DecodeSettings(args.lm_scale, args.word_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
-                                       delete_weight=args.delete_weight)
+                                       delete_weight=args.delete_weight, lm_scale=args.lm_scale,
+                                       word_bias=args.word_bias)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}
 

@@ -21,11 +21,20 @@ from dualdecomp.solvers.rewriting.grammar import (
 )
 from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, build_rewrite_hypergraph
 from dualdecomp.solvers.rewriting.rules import OPERATIONS, Operations, RewriteRule, reordered_count
-from dualdecomp.solvers.rewriting.text import detokenise_words, joins_left, sentence_case, text_chars
+from dualdecomp.solvers.rewriting.text import (
+    detokenise_words,
+    joins_left,
+    joins_right,
+    sentence_case,
+    space_between,
+    text_chars,
+)
 
 __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteComponent",
            "RewriteDerivation",
            "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
            "build_rewrite_hypergraph", "decode", "derivation_score", "detokenise_words", "from_deletion_rule",
-           "joins_left", "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
-           "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "text_chars", "used_tokens"]
+           "joins_left", "joins_right", "lm_score", "load_rewrite_grammar", "reordered_count",
+           "restrict_hypergraph",
+           "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "space_between", "text_chars",
+           "used_tokens"]

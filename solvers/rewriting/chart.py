@@ -16,7 +16,8 @@ Budgets (:class:`Budget`) add a count to the state: ``words(N)``, exactly N targ
 ``chars(N)``, at most N characters of the detokenised output
 (:func:`~dualdecomp.solvers.rewriting.text.text_chars`); ``ratio(R)``, at most ``floor(R · S + 1e-9)``
 characters where S is the source's characters by the same rule (``RewriteHypergraph.source_chars``). The
-space before a word depends only on that word, so the count is exact.
+space between two words depends only on those two words (``space_between``), and the tables know the
+last word of every prefix and the first word of every tail (for the LM), so the count is exact.
 
 ``max_states``: after a vertex's table is complete, if it holds more than ``max_states`` finite states
 (the empty yield counts as one) only the best ``max_states`` are kept; a decode where this cut anything is
@@ -45,7 +46,7 @@ from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.solvers.rewriting import chart_kernels as K
 from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, build_rewrite_hypergraph
 from dualdecomp.solvers.rewriting.rules import Operations
-from dualdecomp.solvers.rewriting.text import detokenise_words, joins_left, text_chars
+from dualdecomp.solvers.rewriting.text import detokenise_words, joins_left, joins_right, text_chars
 
 __all__ = ["EXACT", "APPROXIMATE", "Budget", "RewriteDerivation", "build_rewrite_hypergraph", "decode",
            "derivation_score", "lm_score"]
@@ -213,6 +214,7 @@ class _Chart:
     toff: np.ndarray
     wcost: np.ndarray
     scost: np.ndarray
+    rcost: np.ndarray
     lm: np.ndarray
     scores: np.ndarray
 
@@ -273,10 +275,12 @@ def decode(hg: RewriteHypergraph, hyperedge_scores: Any, lm: np.ndarray | None =
     limit = None if budget is None else budget.limit(hg.source_chars)
     wcost = np.zeros(V, dtype=np.int64)
     scost = np.zeros(V, dtype=np.int64)
+    rcost = np.ones(V, dtype=np.int64)  # space between a and b: scost[b] * rcost[a] (text.space_between)
     if budget is not None:
         if budget.counts_chars:
             wcost[:] = [len(w) for w in hg.vocab]
             scost[:] = [0 if joins_left(w) else 1 for w in hg.vocab]
+            rcost[:] = [0 if joins_right(w) else 1 for w in hg.vocab]
         else:
             wcost[:] = 1
         hi = K.count_bounds(nv, hg.hyperedge_head, hg.item_ptr, hg.item_code, wcost,
@@ -297,8 +301,8 @@ def decode(hg: RewriteHypergraph, hyperedge_scores: Any, lm: np.ndarray | None =
             last_of_head[e] = True
     table, back, empty, back_empty, pruned = K.forward(
         nv, V, hg.hyperedge_head, last_of_head, scores, hg.item_ptr, hg.item_code, hg.first_ptr, hg.first_idx,
-        hg.last_ptr, hg.last_idx, cdim, toff, wcost, scost, lmat, ms)
-    ch = _Chart(cdim, toff, wcost, scost, lmat, scores)
+        hg.last_ptr, hg.last_idx, cdim, toff, wcost, scost, rcost, lmat, ms)
+    ch = _Chart(cdim, toff, wcost, scost, rcost, lmat, scores)
     finite = np.concatenate([[0], np.cumsum(table > -np.inf)])
     per_vertex = finite[toff[1:]] - finite[toff[:-1]] + (empty > -np.inf)
     root_state = _best_root(hg, ch, table, empty, budget, limit, bool(pruned))
@@ -391,11 +395,11 @@ def _expand(hg: RewriteHypergraph, ch: _Chart, table: np.ndarray, back: np.ndarr
     hyperedges.append(e)
     Ps, lasts, nls, pes, _, fpos = K.replay(e, v, hg.item_ptr, hg.item_code, ch.scores, table, empty, ch.toff,
                                             hg.first_ptr, hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim,
-                                            len(hg.vocab), ch.wcost, ch.scost, ch.lm)
+                                            len(hg.vocab), ch.wcost, ch.scost, ch.rcost, ch.lm)
     f_local = -1 if is_empty else int(fpos[hg.first_idx[hg.first_ptr[v] + fi]])
     steps = K.walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, f_local, lw, c, hg.item_ptr, hg.item_code,
                         table, empty, ch.toff, hg.first_ptr, hg.first_idx, hg.last_ptr, hg.last_idx, ch.cdim,
-                        ch.wcost, ch.scost, ch.lm)
+                        ch.wcost, ch.scost, ch.rcost, ch.lm)
     for code, (kind, f2i, l2i, c2) in zip(hg.items(e).tolist(), steps.tolist(), strict=True):
         if kind < 0:  # pragma: no cover - the replay repeats the forward arithmetic exactly
             raise SolverError("rewriting chart: backtracking failed")

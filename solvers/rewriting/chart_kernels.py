@@ -12,11 +12,13 @@ the prefix of its first k items can end with (both computed from the vertices' w
 stays as small as the hyperedge allows), and counts beyond the largest finite one are not visited.
 Appending a non-empty tail ``T`` to a non-empty prefix ``P`` is the split max
 
-    M[f, f2, c]             = max_l  P[f, l, c] + lm[l, f2]
-    Q[f, l2, c + s(f2) + c2] = max_{f2, c, c2}  M[f, f2, c] + T[f2, l2, c2]
+    M[f, f2, c + s(l, f2)] = max_l  P[f, l, c] + lm[l, f2]
+    Q[f, l2, c' + c2]      = max_{f2, c', c2}  M[f, f2, c'] + T[f2, l2, c2]
 
-(``s(f2)``: the count of the space before ``f2``), O(F·V·F2·C + F·F2·L2·C²) per step instead of
-O(F·V·F2·L2·C²). Counts beyond the cap ``C_h - 1`` are dropped: counts only grow, so this is exact.
+(``s(l, f2) = scost[f2] · rcost[l]``: the count of the space between the prefix's last word and the
+tail's first word, 0 when ``f2`` attaches to the left or ``l`` to the right; 0 for word counts),
+O(F·V·F2·C + F·F2·L2·C²) per step instead of O(F·V·F2·L2·C²). Counts beyond the cap ``C_h - 1`` are
+dropped: counts only grow, so this is exact.
 
 Backtracking replays one hyperedge (:func:`replay`), keeping every prefix table, and walks back through
 them (:func:`walk_back`) looking for a predecessor whose value, recomputed by the same floating-point
@@ -93,19 +95,19 @@ def _next_lasts(plast, code, te_finite, nonempty_tail, lidx, lptr, V):  # pragma
 
 
 @njit(cache=True)
-def _step_word(P, pe, plast, phi, w, fpos, wcost, scost, lm):  # pragma: no cover - numba
+def _step_word(P, pe, plast, phi, w, fpos, wcost, scost, rcost, lm):  # pragma: no cover - numba
     """Append word ``w`` to the prefix (P over plast, pe, largest finite count phi)."""
     nPF, nPL, C = P.shape
     Q = np.full((nPF, 1, C), NEG)
     qlast = np.full(1, w, dtype=np.int64)
     qhi = -1
     wc = wcost[w]
-    sc = wc + scost[w]
-    top = min(phi, C - 1 - sc) + 1
     for li in range(nPL):
         b = lm[plast[li], w]
         if b == NEG:
             continue
+        sc = wc + scost[w] * rcost[plast[li]]
+        top = min(phi, C - 1 - sc) + 1
         for fi in range(nPF):
             for c in range(top):
                 a = P[fi, li, c]
@@ -126,7 +128,8 @@ def _step_word(P, pe, plast, phi, w, fpos, wcost, scost, lm):  # pragma: no cove
 
 
 @njit(cache=True)
-def _step_tail(P, pe, plast, phi, T, te, Ft, Lt, fpos, scost, lm, qlast, qpos):  # pragma: no cover - numba
+def _step_tail(P, pe, plast, phi, T, te, Ft, Lt, fpos, scost, rcost, lm, qlast,
+               qpos):  # pragma: no cover - numba
     """Append a tail vertex (table T over first words Ft, last words Lt; empty score te) to the prefix;
     the new prefix ends with the words ``qlast`` (``qpos``: id -> position)."""
     nPF, nPL, C = P.shape
@@ -164,31 +167,31 @@ def _step_tail(P, pe, plast, phi, T, te, Ft, Lt, fpos, scost, lm, qlast, qpos): 
                         Q[fi, qi, c2] = v
                         if c2 > qhi:
                             qhi = c2
-    # both non-empty: split max over the prefix's last word, then over (f2, c, c2)
+    # both non-empty: split max over the prefix's last word (count shifted by the space before the
+    # tail), then over (f2, c', c2)
     if nPL > 0 and nF > 0 and phi >= 0:
-        M = np.full((nPF, nF, phi + 1), NEG)
+        M = np.full((nPF, nF, phi + 2), NEG)
         for f2i in range(nF):
             f2 = Ft[f2i]
             for li in range(nPL):
                 b = lm[plast[li], f2]
                 if b == NEG:
                     continue
+                s = scost[f2] * rcost[plast[li]]
                 for fi in range(nPF):
                     for c in range(phi + 1):
                         a = P[fi, li, c]
                         if a == NEG:
                             continue
                         v = a + b
-                        if v > M[fi, f2i, c]:
-                            M[fi, f2i, c] = v
+                        if v > M[fi, f2i, c + s]:
+                            M[fi, f2i, c + s] = v
         for fi in range(nPF):
             for f2i in range(nF):
-                s = scost[Ft[f2i]]
-                for c in range(phi + 1):
-                    m = M[fi, f2i, c]
+                for base in range(phi + 2):
+                    m = M[fi, f2i, base]
                     if m == NEG:
                         continue
-                    base = c + s
                     if base >= C:
                         break
                     top = min(Ct, C - base)
@@ -215,20 +218,20 @@ def _tail_view(t, table, toff, fptr, lptr, cdim):  # pragma: no cover - numba
 
 @njit(cache=True)
 def _apply(code, P, plast, phi, pe, table, empty, toff, fptr, fidx, lptr, lidx, cdim, fpos, V, wcost, scost,
-           lm):  # pragma: no cover - numba
+           rcost, lm):  # pragma: no cover - numba
     """Append item ``code`` to the prefix: (Q, qlast, qhi, qe)."""
     if code >= 0:
-        return _step_word(P, pe, plast, phi, code, fpos, wcost, scost, lm)
+        return _step_word(P, pe, plast, phi, code, fpos, wcost, scost, rcost, lm)
     t = -code - 1
     T = _tail_view(t, table, toff, fptr, lptr, cdim)
     qlast, qpos = _next_lasts(plast, code, empty[t] > NEG, T.shape[0] > 0, lidx, lptr, V)
     return _step_tail(P, pe, plast, phi, T, empty[t], fidx[fptr[t]:fptr[t + 1]], lidx[lptr[t]:lptr[t + 1]],
-                      fpos, scost, lm, qlast, qpos)
+                      fpos, scost, rcost, lm, qlast, qpos)
 
 
 @njit(cache=True)
 def _final_prefix(e, C, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr, lidx, cdim, V,
-                  wcost, scost, lm):  # pragma: no cover - numba
+                  wcost, scost, rcost, lm):  # pragma: no cover - numba
     """Combine hyperedge e's items: the final prefix (P, its last words, largest count, empty score) and
     its first words."""
     hf, fpos = _hyperedge_firsts(e, item_ptr, item_code, fptr, fidx, empty, V)
@@ -238,13 +241,13 @@ def _final_prefix(e, C, item_ptr, item_code, score, table, empty, toff, fptr, fi
     pe = score[e]
     for p in range(item_ptr[e], item_ptr[e + 1]):
         P, plast, phi, pe = _apply(item_code[p], P, plast, phi, pe, table, empty, toff, fptr, fidx, lptr,
-                                   lidx, cdim, fpos, V, wcost, scost, lm)
+                                   lidx, cdim, fpos, V, wcost, scost, rcost, lm)
     return P, plast, phi, pe, hf
 
 
 @njit(cache=True)
 def forward(nv, V, head, last_of_head, score, item_ptr, item_code, fptr, fidx, lptr, lidx, cdim, toff,
-            wcost, scost, lm, max_states):  # pragma: no cover - numba
+            wcost, scost, rcost, lm, max_states):  # pragma: no cover - numba
     """The inside pass: every vertex table, its back pointers, and whether the beam pruned.
 
     Returns
@@ -263,7 +266,7 @@ def forward(nv, V, head, last_of_head, score, item_ptr, item_code, fptr, fidx, l
         nLh = lptr[h + 1] - lptr[h]
         C = cdim[h]
         P, plast, phi, pe, hf = _final_prefix(e, C, item_ptr, item_code, score, table, empty, toff, fptr,
-                                              fidx, lptr, lidx, cdim, V, wcost, scost, lm)
+                                              fidx, lptr, lidx, cdim, V, wcost, scost, rcost, lm)
         if pe > empty[h]:
             empty[h] = pe
             back_empty[h] = e
@@ -319,7 +322,7 @@ def _prune(table, back, empty, back_empty, h, toff, max_states):  # pragma: no c
 
 @njit(cache=True)
 def replay(e, h, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lptr, lidx, cdim, V, wcost,
-           scost, lm):  # pragma: no cover - numba
+           scost, rcost, lm):  # pragma: no cover - numba
     """Every prefix of hyperedge e (head h), for :func:`walk_back`.
 
     Returns
@@ -352,7 +355,7 @@ def replay(e, h, item_ptr, item_code, score, table, empty, toff, fptr, fidx, lpt
     pes[0] = pe
     for k in range(K):
         P, plast, phi, pe = _apply(item_code[item_ptr[e] + k], P, plast, phi, pe, table, empty, toff, fptr,
-                                   fidx, lptr, lidx, cdim, fpos, V, wcost, scost, lm)
+                                   fidx, lptr, lidx, cdim, fpos, V, wcost, scost, rcost, lm)
         n = plast.shape[0]
         Ps[k + 1, :, :n, :] = P
         lasts[k + 1, :n] = plast
@@ -371,7 +374,7 @@ def _find(ids, n, w):  # pragma: no cover - numba
 
 @njit(cache=True)
 def walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, fi, lw, c, item_ptr, item_code, table, empty, toff,
-              fptr, fidx, lptr, lidx, cdim, wcost, scost, lm):  # pragma: no cover - numba
+              fptr, fidx, lptr, lidx, cdim, wcost, scost, rcost, lm):  # pragma: no cover - numba
     """The state of every item of hyperedge e given its final prefix state.
 
     Parameters
@@ -409,20 +412,20 @@ def walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, fi, lw, c, item_ptr, item_
             w = code
             out[k, 0] = 0
             wc = wcost[w]
-            sc = wc + scost[w]
             if pe > NEG and c == wc and fpos[w] == fi and pe == val:
                 is_empty = True
                 continue
             found = False
-            c1 = c - sc
-            if c1 >= 0:
-                for l1 in range(npl):
-                    a = P[fi, l1, c1]
-                    if a > NEG and a + lm[plast[l1], w] == val:
-                        lw = plast[l1]
-                        c = c1
-                        found = True
-                        break
+            for l1 in range(npl):
+                c1 = c - wc - scost[w] * rcost[plast[l1]]
+                if c1 < 0:
+                    continue
+                a = P[fi, l1, c1]
+                if a > NEG and a + lm[plast[l1], w] == val:
+                    lw = plast[l1]
+                    c = c1
+                    found = True
+                    break
             if not found:
                 out[k, 0] = -1
                 return out
@@ -459,15 +462,15 @@ def walk_back(e, Ps, lasts, nls, pes, fpos, is_empty, fi, lw, c, item_ptr, item_
             continue
         for f2i in range(nF):
             f2 = fidx[fptr[t] + f2i]
-            s = scost[f2]
-            for c1 in range(c - s + 1):
-                c2 = c - s - c1
-                if c2 >= Ct:
-                    continue
-                b = T[f2i, l2i, c2]
-                if b == NEG:
-                    continue
-                for l1 in range(npl):
+            for l1 in range(npl):
+                s = scost[f2] * rcost[plast[l1]]
+                for c1 in range(c - s + 1):
+                    c2 = c - s - c1
+                    if c2 >= Ct:
+                        continue
+                    b = T[f2i, l2i, c2]
+                    if b == NEG:
+                        continue
                     a = P[fi, l1, c1]
                     if a > NEG and (a + lm[plast[l1], f2]) + b == val:
                         out[k, 0] = 2

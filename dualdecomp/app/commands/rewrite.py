@@ -57,6 +57,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-states", type=int, metavar="N",
                    help="beam per chart table: faster, but a pruned rewrite is APPROXIMATE (default: the "
                         "model's setting; the embedded model's is exact)")
+    p.add_argument("--lm-scale", type=float, metavar="X",
+                   help="multiply the learnt LM weight by X >= 0 (default: the model's setting)")
+    p.add_argument("--word-bias", type=float, metavar="Y",
+                   help="add Y to the score per word written; > 0 favours longer rewrites (default: the "
+                        "model's setting)")
     p.add_argument("--max-tokens", type=int, default=None, metavar="N",
                    help=f"longest sentence rewritten (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
                         "error row")
@@ -177,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
             check_paths(args.input, args.output,
                         model_dir=args.joint_model if args.joint_model is not None else default_model_dir())
     rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens, joint=args.joint,
-                        joint_model=args.joint_model)
+                        joint_model=args.joint_model, lm_scale=args.lm_scale, word_bias=args.word_bias)
     if args.text is not None:
         return _rewrite_text(args, rewriter, budget)
     return _rewrite_file(args, rewriter, budget)

@@ -1,0 +1,115 @@
+"""Decode-time settings of the rewriting model (LM scale, per-word bias): the chart stays exact with them
+(brute force over derivations), they are stored in ``model.json`` → ``meta.decode`` and overridable."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.models.rewriting.decode_settings import DecodeSettings
+from dualdecomp.models.rewriting.features import RewriteFeaturiser
+from dualdecomp.models.rewriting.lm_matrix import scaled_lm
+from dualdecomp.models.rewriting.model import (
+    RewriteDecoder,
+    RewriteModel,
+    hyperedge_counts,
+    hyperedge_scores,
+    lm_index,
+    load_rewrite_decoder,
+    save_rewrite_model,
+)
+from dualdecomp.solvers.rewriting import EXACT, decode, derivation_score, save_rewrite_grammar
+from tests.oracles.rewriting import best_rewrite
+from tests.test_rewriting_chart import _setup, allowed, random_budget
+from tests.test_rewriting_model import _grammar, _substitution, _tree
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.25, 0.5, 1.0, 1.5, 3.0]),
+       st.floats(-2.0, 2.0, allow_nan=False))
+def test_chart_with_word_bias_and_lm_scale_matches_brute_force(seed: int, scale: float, bias: float) -> None:
+    """The chart's best under scores + bias × words written per hyperedge and scale × LM equals the best
+    of every derivation enumerated, each scored Σ rule scores + bias × |yield| + scale × LM(yield)."""
+    rng, tree, hg, scores, lm, lm_of, derivs = _setup(seed)
+    budget = random_budget(rng, hg)
+    biased = scores + bias * hyperedge_counts(hg)[1]
+    lm_scaled = scaled_lm(lm, scale)
+    shifted = [replace(d, score=d.score + bias * len(d.words)) for d in derivs]
+    best = best_rewrite(shifted, lambda words: scale * lm_of(words), allowed(budget, hg.source_chars))
+    if best is None:
+        with pytest.raises(InputError):
+            decode(hg, biased, lm_scaled, budget)
+        return
+    d = decode(hg, biased, lm_scaled, budget)
+    assert d.certified and d.method == EXACT
+    assert math.isclose(d.score, best[0], rel_tol=0, abs_tol=1e-9)
+    total, words = derivation_score(hg, biased, lm_scaled, d.hyperedges)
+    assert words == d.words and math.isclose(total, d.score, rel_tol=0, abs_tol=1e-9)
+    # the biased score is the unbiased one plus bias per word written
+    plain, _ = derivation_score(hg, scores, lm_scaled, d.hyperedges)
+    assert math.isclose(total, plain + bias * len(d.words), rel_tol=0, abs_tol=1e-9)
+
+
+def test_decode_settings_validate() -> None:
+    assert DecodeSettings() == DecodeSettings(1, 0) and DecodeSettings().as_dict() == {"lm_scale": 1.0,
+                                                                                       "word_bias": 0.0}
+    for bad in ({"lm_scale": -0.5}, {"lm_scale": math.nan}, {"word_bias": math.inf}, {"word_bias": "1"},
+                {"lm_scale": True}):
+        with pytest.raises(InputError):
+            DecodeSettings(**bad)
+    assert DecodeSettings(2, 3).replace(word_bias=-1) == DecodeSettings(2, -1)
+    assert DecodeSettings(2, 3).replace() == DecodeSettings(2, 3)
+
+
+def test_decode_settings_from_meta() -> None:
+    assert DecodeSettings.from_meta({}) == DecodeSettings()
+    assert DecodeSettings.from_meta({"decode": {"lm_scale": 0.5, "word_bias": 15}}) == DecodeSettings(0.5, 15)
+    assert DecodeSettings.from_meta({"decode": {"word_bias": -2}}) == DecodeSettings(1, -2)
+    for bad in ([1, 2], {"lm_scale": -1}, {"lm_scale": "x"}, {"bias": 1}):
+        with pytest.raises(ModelError, match="meta.decode"):
+            DecodeSettings.from_meta({"decode": bad})
+
+
+def _model_dir(tmp_path, meta: dict):
+    w = np.zeros(1 << 12)
+    feats = RewriteFeaturiser(12)
+    idx, _ = feats(_substitution())
+    w[idx] = 1.0
+    w[feats.words_index] = 0.5
+    w[feats.dropped_index] = -0.25
+    w[lm_index(12)] = 0.0
+    save_rewrite_model(RewriteModel(w, 12, meta), tmp_path, lm_file=None)
+    save_rewrite_grammar(_grammar(), tmp_path / "grammar.bin")
+    return tmp_path
+
+
+def test_model_settings_are_read_and_overridden(tmp_path) -> None:
+    d = _model_dir(tmp_path, {"decode": {"lm_scale": 0.5, "word_bias": 2.0}})
+    dec = load_rewrite_decoder(d)
+    assert dec.settings == DecodeSettings(0.5, 2.0)
+    assert load_rewrite_decoder(d, word_bias=-1.0).settings == DecodeSettings(0.5, -1.0)
+    assert load_rewrite_decoder(d, lm_scale=2.0).settings == DecodeSettings(2.0, 2.0)
+    with pytest.raises(InputError):
+        load_rewrite_decoder(d, lm_scale=-1.0)
+    hg = dec.hypergraph(_tree())
+    base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
+    assert np.array_equal(dec.hyperedge_scores(hg), base + 2.0 * hyperedge_counts(hg)[1])
+    default = RewriteDecoder(dec.model, dec.grammar, None, dec.featuriser)
+    assert default.settings == DecodeSettings() and np.array_equal(default.hyperedge_scores(hg), base)
+
+
+def test_word_bias_moves_the_length(tmp_path) -> None:
+    """A large bias keeps every word (the copy or the substitution); a large negative one writes fewer."""
+    d = _model_dir(tmp_path, {})
+    long = load_rewrite_decoder(d, word_bias=100.0).rewrite(_tree())
+    short = load_rewrite_decoder(d, word_bias=-100.0).rewrite(_tree())
+    plain = load_rewrite_decoder(d).rewrite(_tree())
+    assert len(long.words) == 5 and long.certified and short.certified
+    assert len(short.words) < len(plain.words) <= len(long.words)
+    assert load_rewrite_decoder(d, word_bias=0.0).rewrite(_tree()).words == plain.words
