@@ -1,7 +1,8 @@
 """Resumable neural fine-tuning (only with the optional ``train`` extra): a run cut into pieces by
 ``--stop-after-steps`` and by the time budget, resumed from its checkpoints, exports bit-identical weights
 and learning curve to an uninterrupted run, with dropout and with the pair head; a checkpoint of other
-settings or data is refused; a finished model is not trained again; the command exits 4 after a piece.
+settings or data is refused, a damaged one named; a finished model is not trained again; the command
+exits 4 after a piece.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from dualdecomp.app.cli import main as cli_main  # noqa: E402
-from dualdecomp.core.errors import InputError  # noqa: E402
+from dualdecomp.core.errors import InputError, ModelError  # noqa: E402
 from dualdecomp.models.neural.checkpoint import checkpoint_root, read_checkpoint  # noqa: E402
 from dualdecomp.models.neural.examples import Example  # noqa: E402
 from dualdecomp.models.neural.training import PieceOptions, TrainingSettings, fine_tune  # noqa: E402
@@ -64,8 +65,8 @@ def _untimed(curve: list[dict]) -> list[dict]:
 def _assert_same_model(a, b) -> None:
     wa, wb = _weights(a), _weights(b)
     assert sorted(wa) == sorted(wb)
-    for k in wa:
-        assert wa[k].dtype == wb[k].dtype and np.array_equal(wa[k], wb[k]), k
+    differ = [k for k in wa if wa[k].dtype != wb[k].dtype or not np.array_equal(wa[k], wb[k])]
+    assert differ == []
     ca = json.loads((a / "curve.json").read_text())
     cb = json.loads((b / "curve.json").read_text())
     assert _untimed(ca) == _untimed(cb)  # exact float equality of every loss and F1
@@ -116,7 +117,12 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tiny_base, tmp_path) 
         fine_tune(tiny_base, train, dev, out, _settings(learning_rate=1e-3), log=lambda s: None)
     with pytest.raises(InputError, match="the training sentences differ"):
         fine_tune(tiny_base, train[:-1], dev, out, _settings(), log=lambda s: None)
-    assert read_checkpoint(checkpoint_root(out)).progress["step"] == 3  # refused: left as it was
+    found = read_checkpoint(checkpoint_root(out))
+    assert found.progress["step"] == 3  # refused: left as it was
+    with (found.path / "tensors.npz").open("ab") as fh:  # a damaged checkpoint is named, never read
+        fh.write(b"\0")
+    with pytest.raises(ModelError, match="unreadable checkpoint.*sha256.*--no-resume"):
+        fine_tune(tiny_base, train, dev, out, _settings(), log=lambda s: None)
     # --no-resume starts over, with the new settings
     record = fine_tune(tiny_base, train, dev, out, _settings(learning_rate=1e-3), log=lambda s: None,
                        pieces=PieceOptions(resume=False, stop_after_steps=2))

@@ -2,9 +2,8 @@
 
 A checkpoint of ``--out DIR`` lives beside it, in the hidden folder ``.DIR.checkpoint`` (hidden, so that no
 manifest of the folder around it covers it; never inside the model folder). Each checkpoint is a
-sub-folder ``step-NNNNNNNNN`` written into a temporary folder and renamed into place when complete (with
-its own ``MANIFEST.json``); only then are the older ones removed, so at any moment at least one complete
-checkpoint is there. It holds
+sub-folder ``step-NNNNNNNNN`` written into a temporary folder and renamed into place when complete; only
+then are the older ones removed, so at any moment at least one complete checkpoint is there. It holds
 
 - ``tensors.npz``: every model tensor (``model/NAME``), the optimizer's state per parameter
   (``optim/INDEX/exp_avg``, ``exp_avg_sq``, ``step``) and PyTorch's CPU random state (``torch_rng``), as
@@ -12,7 +11,8 @@ checkpoint is there. It holds
 - ``progress.json``: the step, the position in the epoch (the epoch, the numpy generator's state at its
   start and the number of its batches done: the batch order is re-derived from that state), the training
   losses since the last curve point, the curve so far, the minutes spent, the number of pieces, the
-  optimizer's parameter groups and the scheduler's state, and the :func:`fingerprint` of the run.
+  optimizer's parameter groups and the scheduler's state, the :func:`fingerprint` of the run and the
+  sha256 of ``tensors.npz`` (checked before it is read).
 
 This module does not import PyTorch; :mod:`~dualdecomp.models.neural.training` turns tensors into arrays.
 """
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.core.errors import InputError, ModelError, SolverError
-from dualdecomp.core.model_files import verify_directory, write_manifest
+from dualdecomp.core.model_files import file_sha256
 from dualdecomp.models.neural.examples import Example
 from dualdecomp.models.neural.training_settings import TrainingSettings
 
@@ -163,12 +163,12 @@ def write_checkpoint(root: Path, tensors: Mapping[str, np.ndarray], progress: Ma
             np.savez(fh, **tensors)
             fh.flush()
             os.fsync(fh.fileno())
-        text = json.dumps({"format": FORMAT, "version": VERSION, **progress})
+        text = json.dumps({"format": FORMAT, "version": VERSION, **progress,
+                           "tensors_sha256": file_sha256(work / "tensors.npz")})
         with (work / "progress.json").open("w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        write_manifest(work)
         if final.exists():  # the same step written again (a resumed piece that stops at once)
             shutil.rmtree(final)
         os.rename(work, final)
@@ -189,22 +189,23 @@ def read_checkpoint(root: Path) -> Checkpoint | None:
     Raises
     ------
     ModelError
-        The checkpoint's files are corrupted or not a checkpoint of this format.
+        The checkpoint's files are unreadable, corrupted (checksum) or not a checkpoint of this format.
     """
     steps = _steps(root)
     if not steps:
         return None
     path = steps[-1]
-    verify_directory(path, note=False)
     try:
         progress = json.loads((path / "progress.json").read_text(encoding="utf-8"))
+        listed = progress.get("tensors_sha256") if isinstance(progress, dict) else None
+        if listed != file_sha256(path / "tensors.npz"):
+            raise ValueError("tensors.npz does not have the sha256 progress.json lists")
         with np.load(path / "tensors.npz", allow_pickle=False) as npz:
             tensors = {k: npz[k] for k in npz.files}
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path}: unreadable checkpoint ({exc}); remove {root} or run with --no-resume") \
             from None
-    header = (progress.get("format"), progress.get("version")) if isinstance(progress, dict) else None
-    if header != (FORMAT, VERSION):
+    if (progress.get("format"), progress.get("version")) != (FORMAT, VERSION):
         raise ModelError(f"{path}: not a {FORMAT} version {VERSION}; remove {root} or run with --no-resume")
     return Checkpoint(path, tensors, progress)
 

@@ -36,7 +36,7 @@ import torch
 from transformers import BertModel
 
 from dualdecomp.core.errors import InputError, ModelError
-from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes, verify_directory
+from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes, verify_files
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
 from dualdecomp.models.neural.checkpoint import (
     TrainingPaused,
@@ -297,12 +297,14 @@ def _restore(model: _Scorer, optim: torch.optim.Optimizer, sched: torch.optim.lr
 
 def _finished_model(out: Path, expected: dict, log) -> dict | None:
     """The training record of a complete model in ``out`` trained with this fingerprint, else None."""
+    files = [out / name for name in ("model.json", "weights.npz", "tokenizer.json", "curve.json")]
+    if not all(f.is_file() for f in files):
+        return None
     try:
-        verify_directory(out, note=False)
-        doc = json.loads((out / "model.json").read_text(encoding="utf-8"))
+        verify_files(*files)
+        doc = json.loads(files[0].read_text(encoding="utf-8"))
     except (OSError, ValueError, ModelError) as exc:
-        if (out / "model.json").exists():
-            log(f"{out} is not a complete model ({exc}): it is trained again")
+        log(f"{out} is not a complete model ({exc}): it is trained again")
         return None
     meta = doc.get("meta") if isinstance(doc, dict) else None
     if isinstance(meta, dict) and meta.get("fingerprint") == expected and meta.get("stopped_by") in FINISHED:
