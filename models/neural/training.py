@@ -248,7 +248,7 @@ def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float
     return out
 
 
-def _optimizer(model: _Scorer, settings: TrainingSettings) -> torch.optim.AdamW:
+def _optimiser(model: _Scorer, settings: TrainingSettings) -> torch.optim.AdamW:
     """AdamW over the trained parameters: decayed encoder weights, undecayed biases and layer norms, and
     the heads at their own learning rate."""
     head_params = list(model.head.parameters())
@@ -264,9 +264,9 @@ def _optimizer(model: _Scorer, settings: TrainingSettings) -> torch.optim.AdamW:
     ])
 
 
-def _training_state(model: _Scorer, optim: torch.optim.Optimizer,
+def _training_state(model: _Scorer, optim: torch.optim.AdamW,
                     sched: torch.optim.lr_scheduler.LRScheduler) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays (model, optimizer state, PyTorch's random state) and the JSON (optimizer groups,
+    """The arrays (model, optimiser state, PyTorch's random state) and the JSON (optimiser groups,
     scheduler) of a checkpoint."""
     tensors = {f"model/{k}": v.detach().cpu().numpy() for k, v in model.state_dict().items()}
     optim_state = optim.state_dict()
@@ -279,7 +279,7 @@ def _training_state(model: _Scorer, optim: torch.optim.Optimizer,
     return tensors, {"param_groups": optim_state["param_groups"], "scheduler": sched_state}
 
 
-def _restore(model: _Scorer, optim: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
+def _restore(model: _Scorer, optim: torch.optim.AdamW, sched: torch.optim.lr_scheduler.LRScheduler,
              tensors: dict[str, np.ndarray], progress: dict) -> None:
     """Put a checkpoint's state back (the inverse of :func:`_training_state`); PyTorch's random state last."""
     model.load_state_dict({k[len("model/"):]: torch.from_numpy(v) for k, v in tensors.items()
@@ -382,7 +382,7 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     for module in frozen:
         for p in module.parameters():
             p.requires_grad_(False)
-    optim = _optimizer(model, settings)
+    optim = _optimiser(model, settings)
     per_epoch = math.ceil(len(train_enc.ids) / settings.batch_size)
     total = max(1, int(round(settings.epochs * per_epoch)))
     warm = max(1, int(settings.warmup * total))
