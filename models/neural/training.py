@@ -6,10 +6,15 @@ fine-tunes a pretrained BERT-architecture encoder (``DIR`` holds Hugging Face ``
 all-MiniLM-L6-v2 there) with a linear keep head on each word's first piece, by binary cross-entropy
 against the per-token keep targets (:mod:`~dualdecomp.models.neural.examples`), AdamW with linear warm-up
 and decay, batches of sentences of similar length. ``FILE:N`` takes a seeded random sample of N sentences
-of that file. A step budget (``--max-steps``, deterministic) or a time budget (``--max-minutes``, which
-depends on the machine's load) stops training early; the learning curve (training loss,
-dev loss and dev token F1 of the scorer's own keep decisions, every ``--eval-every`` steps) is written to
-``OUT/curve.json`` and the model, exported for the numpy encoder, to ``OUT`` (int8 rows).
+of that file. A step budget (``--max-steps``, deterministic) stops training early; the learning curve
+(training loss, dev loss and dev token F1 of the scorer's own keep decisions, every ``--eval-every`` steps)
+is written to ``OUT/curve.json`` and the model, exported for the numpy encoder, to ``OUT`` (int8 rows).
+
+A run may be cut into pieces (:mod:`~dualdecomp.models.neural.checkpoint`): the time budget of a piece
+(``--max-minutes``, which depends on the machine's load) or ``--stop-after-steps K`` ends it with a
+checkpoint beside ``OUT`` (also written every ``--checkpoint-every`` steps), no model and exit code 4; the
+same command again resumes from it (``--no-resume``: start over) and ends with the model an uninterrupted
+run exports, bit for bit; a finished model of the same settings and data is not trained again.
 
 ``--pair-rank R`` (> 0) adds the pair head of :mod:`~dualdecomp.models.neural.pair_head` (scores for
 adjacent kept tokens): the loss is then the keep head's binary cross-entropy plus ``--crf-weight`` × the

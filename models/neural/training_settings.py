@@ -52,6 +52,11 @@ class PieceOptions:
     resume: bool = True
 
 
+_HELP = {"max_minutes": "time budget of this piece: then a checkpoint, no model and exit code 4; the same "
+                       "command again resumes",
+         "max_steps": "step budget of the run (0: none); the model is exported when it is reached"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``dualdecomp train --kind neural``: the encoder, the corpora and every field of
     :class:`TrainingSettings` (``--learning-rate``, ``--max-steps``, ``--pair-rank``, ...)."""
@@ -70,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction,
                                 default=value)
         else:
-            parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+            parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value,
+                                help=_HELP.get(name))
     pieces = PieceOptions()
     parser.add_argument("--checkpoint-every", type=int, default=pieces.checkpoint_every, metavar="N",
                         help="write a checkpoint beside --out (.OUT.checkpoint) every N steps; 0: only when "
