@@ -12,6 +12,7 @@ from dualdecomp import ilp
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.core.deadline import Deadline, TimeLimitError
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.configuration import ComponentSpec, JointConfig, save_config
 
@@ -81,6 +82,7 @@ def test_bad_configs(joint_dir, tmp_path, edit, message) -> None:
     spec = json.loads((d / "config.json").read_text())
     edit(spec)
     (d / "config.json").write_text(json.dumps(spec))
+    write_manifest(d)  # its new checksum: the manifest (checked first) is not what refuses it
     with pytest.raises(ModelError, match=message):
         Compressor(d)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.locations import default_model_dir, word_order_model_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,6 +227,7 @@ def test_an_outside_component_path_names_the_configuration_that_gives_it(tmp_pat
 
     d = tmp_path / "m"
     shutil.copytree(default_model_dir(), d, ignore=shutil.ignore_patterns("neural*", "t3"))
+    write_manifest(d)  # the files left out are no longer listed (all listed files are checked first)
     shutil.copyfile(d / "lm.binary", tmp_path / "elsewhere.binary")
     spec = json.loads((d / "configs" / "lm-only.json").read_text())
     spec["components"][0]["path"] = "../elsewhere.binary"
@@ -312,6 +314,7 @@ def test_a_damaged_existing_configuration_is_still_exit_3(tmp_path) -> None:
 
     d = tmp_path / "m"
     shutil.copytree(default_model_dir(), d, ignore=shutil.ignore_patterns("neural*", "t3", "dependency"))
+    write_manifest(d)  # the files left out are no longer listed (all listed files are checked first)
     (d / "configs" / "bad.json").write_text("{not json")
     with pytest.raises(ModelError, match=f"{d / 'configs' / 'bad.json'}: unreadable or not valid JSON"):
         JointModel(d, "bad")

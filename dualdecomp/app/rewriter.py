@@ -40,7 +40,7 @@ from dualdecomp.app.limits import token_limit
 from dualdecomp.app.safe_text import safe_text
 from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import DualDecompError, InputError, ModelError, SolverError
-from dualdecomp.core.model_files import note_if_unchecked, verify_files
+from dualdecomp.core.model_files import verify_directory, verify_files
 from dualdecomp.core.result import json_float
 from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.jsonl import CorpusItem
@@ -249,7 +249,7 @@ class Rewriter:
         if not d.is_dir():
             how = " (build the embedded model with `make rewrite-model`)" if embedded else ""
             raise ModelError(f"{d}: no rewriting model directory here{how}")
-        note_if_unchecked(d)
+        verify_directory(d)  # every file its MANIFEST.json lists, before any is read
         verify_files(*(d / name for name in MODEL_FILES))
         try:
             return load_rewrite_decoder(d, max_states, lm_scale, word_bias)

@@ -6,9 +6,13 @@ validates and raises :class:`~dualdecomp.core.errors.ModelError` with the file n
 
 **Checksums.** Every save path ends with :func:`write_manifest`: ``MANIFEST.json`` in the model directory
 holds the sha256 of each of its files (recursively, except subdirectories that hold their own manifest:
-they are model directories of their own). Every load path calls :func:`verify_file` on each file it
-read, after validating its content (a malformed file gets the specific message; a well-formed but
-altered one, e.g. a flipped byte in a table of numbers, gets ModelError "checksum mismatch"). A file no
+they are model directories of their own). Every loader of a model directory starts with
+:func:`verify_directory`: every file its manifest lists is checked (present, a regular file, its sha256)
+before any is read, so a corrupted, truncated or deleted file gets one ModelError "checksum mismatch:
+FILE (MANIFEST.json says sha256 ..., file has ...)" (or "missing"), never the error of a parser (numpy's
+"Bad CRC-32") first. The loaders also call :func:`verify_file` on each file they read (a file loaded
+from a directory that was not verified first: a grammar, an LM). Hashes are cached per process, keyed on
+the file's (path, size, mtime, ctime, inode): a second load of the same files hashes nothing. A file no
 manifest lists (a model directory written by an older version, or a file added by hand) is read
 unchecked.
 
@@ -52,11 +56,11 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 
 __all__ = ["ARRAY_FILE", "JSON_FILE", "LM_FILE", "MANIFEST", "MAX_DECOMPRESSED_BYTES", "FileLimit",
-           "atomic_directory", "atomic_write_bytes", "check_model_path",
+           "atomic_directory", "atomic_write_bytes", "cached_sha256", "check_model_path",
            "check_npz_size", "file_sha256", "note_if_unchecked",
            "open_model_file", "path_inside", "read_gzip_capped", "read_json", "read_model_bytes", "read_npz",
-           "read_sparse_weights", "verify_file", "verify_files", "write_json", "write_manifest",
-           "write_sparse_weights"]
+           "read_sparse_weights", "verify_directory", "verify_file", "verify_files", "write_json",
+           "write_manifest", "write_sparse_weights"]
 
 MANIFEST = "MANIFEST.json"
 """The checksum manifest of a model directory."""
@@ -98,6 +102,7 @@ The cap refuses what cannot be a language model (a sparse file of absurd size) b
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NOTED_UNCHECKED: set[Path] = set()  # model directories already reported unchecked in this process
+_HASHES: dict[tuple, str] = {}  # (real path, size, mtime, ctime, inode, device) -> sha256, this process
 
 
 def _not_regular(mode: int) -> str:
@@ -343,10 +348,15 @@ def read_npz(path: Path, missing: str = "missing") -> dict[str, np.ndarray]:
 
 def file_sha256(path: Path) -> str:
     """The sha256 (hex) of a file's content, read in blocks."""
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+        return _sha256_of(fh)
+
+
+def _sha256_of(fh: BinaryIO) -> str:
+    """The sha256 (hex) of what is left to read in an open binary file, read in blocks."""
+    digest = hashlib.sha256()
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -474,9 +484,15 @@ def _read_manifest(path: Path) -> dict[str, str]:
     doc = read_json(path)
     files = doc.get("sha256") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) == 64
-                                              for k, v in files.items()):
+                                              and _relative(k) for k, v in files.items()):
         raise ModelError(f"{path}: not a dualdecomp checksum manifest")
     return files
+
+
+def _relative(name: str) -> bool:
+    """A manifest entry: a relative POSIX path inside the directory (no ``..``, not absolute, no NUL)."""
+    parts = name.split("/")
+    return "\0" not in name and not name.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
 def verify_files(*paths: str | os.PathLike[str]) -> None:
@@ -485,10 +501,96 @@ def verify_files(*paths: str | os.PathLike[str]) -> None:
         verify_file(p)
 
 
+def _stat_key(st: os.stat_result, path: Path) -> tuple:
+    return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def cached_sha256(path: Path, limit: FileLimit | None = None) -> str:
+    """:func:`file_sha256`, remembered for this process while the file's (path, size, mtime, ctime, inode)
+    stay the same (any write changes its ctime), so a model loaded twice is hashed once.
+
+    With ``limit`` the file is opened by :func:`open_model_file` (a regular file, not a link, within the
+    cap: its ModelError otherwise) and the key is taken from the open handle.
+    """
+    if limit is None:
+        key = _stat_key(os.stat(path), path)
+        digest = _HASHES.get(key)
+        if digest is None:
+            digest = file_sha256(path)
+            if _stat_key(os.stat(path), path) == key:  # not changed while it was read
+                _HASHES[key] = digest
+        return digest
+    with open_model_file(path, limit) as fh:
+        key = _stat_key(os.fstat(fh.fileno()), path)
+        digest = _HASHES.get(key)
+        if digest is None:
+            digest = _sha256_of(fh)
+            if _stat_key(os.fstat(fh.fileno()), path) == key:  # not changed while it was read
+                _HASHES[key] = digest
+    return digest
+
+
+def _limit_of(name: str) -> FileLimit:
+    """The size cap a listed file is opened with, by its name (the cap its loader applies)."""
+    lower = name.lower()
+    if lower.endswith((".json", ".md", ".txt")):
+        return JSON_FILE
+    if lower.endswith((".npz", ".bin", ".json.gz")):
+        return ARRAY_FILE
+    return LM_FILE  # KenLM files (.binary, .arpa) and anything else: the largest cap
+
+
+def _mismatch(path: str | os.PathLike[str], manifest: Path, expected: str, actual: str) -> ModelError:
+    return ModelError(f"checksum mismatch: {os.fspath(path)} ({manifest} says sha256 {expected}, file has "
+                      f"{actual}): the file is corrupted or was changed after the model was saved")
+
+
+def verify_directory(directory: str | os.PathLike[str], *, note: bool = True) -> None:
+    """Check every file a model directory's ``MANIFEST.json`` lists, before any of them is read.
+
+    Each listed file must exist and have the listed sha256; it is opened by :func:`open_model_file`
+    (a regular file, not a symlink, within the cap of its kind: its own message otherwise). Hashes are
+    cached (:func:`cached_sha256`). Subdirectories with their own manifest are checked when their own
+    loader runs. Without a manifest nothing is checked and, with ``note``, :func:`note_if_unchecked`
+    says so.
+
+    Parameters
+    ----------
+    directory : path
+        The model directory; a path that is not a directory passes (the loader reports it).
+    note : bool
+        Call :func:`note_if_unchecked` when there is no manifest (default).
+
+    Raises
+    ------
+    ModelError
+        "checksum mismatch: FILE (MANIFEST says sha256 ..., file has ...)", a listed file that is missing,
+        one :func:`open_model_file` refuses, or a malformed manifest; the message names the file.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        return
+    manifest = d / MANIFEST
+    if not os.path.lexists(manifest):
+        if note:
+            note_if_unchecked(d)
+        return
+    for rel, expected in sorted(_read_manifest(manifest).items()):
+        p = d / rel
+        try:
+            actual = cached_sha256(p, _limit_of(rel))
+        except FileNotFoundError:
+            raise ModelError(f"checksum mismatch: {p} is missing ({manifest} lists it with sha256 "
+                             f"{expected}): the model directory is incomplete") from None
+        if actual != expected:
+            raise _mismatch(p, manifest, expected, actual)
+
+
 def verify_file(path: str | os.PathLike[str]) -> None:
     """Check a model file against the nearest ``MANIFEST.json`` (its directory or up to two above).
 
-    A missing file, or one that no manifest lists, passes (the caller reports a missing file).
+    A missing file, or one that no manifest lists, passes (the caller reports a missing file). A file
+    :func:`verify_directory` checked is not hashed again (:func:`cached_sha256`).
 
     Raises
     ------
@@ -506,9 +608,9 @@ def verify_file(path: str | os.PathLike[str]) -> None:
             expected = _read_manifest(manifest).get(p.relative_to(d).as_posix())
             if expected is None:
                 return
-            if file_sha256(p) != expected:
-                raise ModelError(f"{path}: checksum mismatch with {manifest} (the file is corrupted or was "
-                                 "changed after the model was saved)")
+            actual = cached_sha256(p)
+            if actual != expected:
+                raise _mismatch(path, manifest, expected, actual)
             return
         if d.parent == d:
             return

@@ -15,10 +15,10 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
-    note_if_unchecked,
     path_inside,
     read_json,
     read_sparse_weights,
+    verify_directory,
     verify_files,
     write_json,
     write_manifest,
@@ -96,7 +96,7 @@ def read_spec(directory: Path, kind: str) -> dict:
     path = directory / "model.json"
     if not directory.is_dir():
         raise ModelError(f"model directory not found: {directory}")
-    note_if_unchecked(directory)
+    verify_directory(directory)  # every listed file, before any is read
     spec = read_json(path, "missing (not a dualdecomp model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise ModelError(f"{path}: not a dualdecomp model (format field missing or wrong)")

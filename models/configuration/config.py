@@ -51,9 +51,9 @@ from dualdecomp.core.deadline import Deadline
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import (
     atomic_write_bytes,
-    note_if_unchecked,
     path_inside,
     read_json,
+    verify_directory,
     verify_file,
     write_manifest,
 )
@@ -218,7 +218,7 @@ class JointModel:
         if not d.is_dir():
             raise ModelError(f"model directory not found: {d}")
         path = config_path(d, config)
-        note_if_unchecked(d)
+        verify_directory(d)  # every listed file, before any is read
         spec = _read_spec(path, config)
         base_path = None
         self._components_from = path  # the file whose "components" are loaded (named in path errors)

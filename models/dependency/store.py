@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import verify_files, write_manifest
+from dualdecomp.core.model_files import verify_directory, verify_files, write_manifest
 from dualdecomp.models.bigram import FORMAT, VERSION, read_spec, read_weights, save_weights, write_spec
 from dualdecomp.models.dependency.features import ARC_TEMPLATES, KEEP_TEMPLATES, SIBLING_TEMPLATES
 from dualdecomp.models.dependency.model import DependencyModel
@@ -89,6 +89,7 @@ def load_dependency_model(directory: str | os.PathLike[str]) -> DependencyModel:
         weights (out-of-range indices, NaN or infinite values, not an npz file).
     """
     d = Path(directory)
+    verify_directory(d, note=False)  # every listed file, before any is read
     spec = _read_spec(d)
     weights = read_weights(d / "weights.npz", 1 << spec["hash_bits"])
     verify_files(d / "model.json", d / "weights.npz")

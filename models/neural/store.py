@@ -21,9 +21,9 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
     atomic_write_bytes,
-    note_if_unchecked,
     read_json,
     read_npz,
+    verify_directory,
     verify_files,
     write_json,
     write_manifest,
@@ -144,8 +144,7 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     directory = Path(path)
     if directory.is_file():
         directory = directory.parent
-    if directory.is_dir():
-        note_if_unchecked(directory)
+    verify_directory(directory)  # every listed file, before any is read
     spec = read_json(directory / "model.json")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT:
         raise ModelError(f"{directory / 'model.json'}: not a {FORMAT} file")

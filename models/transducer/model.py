@@ -18,9 +18,9 @@ import numpy as np
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import (
-    note_if_unchecked,
     read_json,
     read_sparse_weights,
+    verify_directory,
     verify_files,
     write_json,
     write_manifest,
@@ -146,8 +146,7 @@ def _cached_grammar(path: Path) -> Grammar:
 def load_t3(directory: str | os.PathLike[str]) -> TransducerModel:
     """Read and validate a model directory written by :func:`save_t3`."""
     d = Path(directory)
-    if d.is_dir():
-        note_if_unchecked(d)
+    verify_directory(d)  # every listed file (the grammar too), before any is read
     spec = read_json(d / "model.json", "missing (not a T3 model directory)")
     if not isinstance(spec, dict) or spec.get("format") != FORMAT or spec.get("version") != VERSION:
         raise ModelError(f"{d}/model.json: not a {FORMAT} version {VERSION} model")
