@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from dualdecomp.app.commands.batch_command import bound, resolve_input, run_file, visible
+from dualdecomp.app.commands.batch_command import (
+    add_input_options,
+    add_run_options,
+    bound,
+    resolve_input,
+    run_file,
+    run_pieces,
+    visible,
+)
 from dualdecomp.app.commands.batch_command import input_format as resolved_input_format
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
@@ -18,38 +26,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Compress raw text (tokenised by spaCy, output detokenised) or a JSONL file in the "
                     "shared format (pre-tokenised 'text', never re-tokenised). Every compression comes with "
                     "its certificate: primal, dual, gap, certified.")
-    p.add_argument("text", nargs="?",
-                   help="raw text to compress (omit with --input; without either, lines piped into standard "
-                        "input are read, as with --input -)")
-    p.add_argument("--input", metavar="IN",
-                   help="input file ('-': standard input): JSONL ({id, text, compressions?} per line, "
-                        "pre-tokenised) or plain text (one raw sentence per line), see --input-format")
-    p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
-                   help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
-                        "anything else is plain text (standard input and pipes: their first line decides)")
+    add_input_options(p, verb="compress", noun="compression", jsonl="{id, text, compressions?} per line, "
+                      "pre-tokenised", text_note=", detokenised for plain-text input")
     p.add_argument("--split", action="store_true",
                    help="plain-text input or TEXT: split each line (a paragraph) into sentences with spaCy "
-                        "and compress each sentence (ids LINE.K; for TEXT 1, 2, ...)")
-    p.add_argument("--output", metavar="OUT",
-                   help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
-                        "by row); without it results are printed")
-    p.add_argument("--format", choices=("jsonl", "text"), default="jsonl", dest="output_format",
-                   help="output: jsonl (default: the compression with its certificate) or text (one "
-                        "compression per line, detokenised for plain-text input; an empty line for a "
-                        "line that failed)")
+                        "and compress each sentence (ids LINE.K; for TEXT 1, 2, ...; a sentence that fails "
+                        "gets an error row and the others go on)")
     p.add_argument("--length", metavar="N|gold|ratio:R|file:PATH",
                    help="exact number of kept tokens, or gold (each reference's length), ratio:R, file:PATH")
     p.add_argument("--ratio", type=float, metavar="R", help="keep round(R·n) tokens, 0 < R <= 1")
     p.add_argument("--length-file", metavar="PATH", help="one length per line, aligned with the input lines")
     p.add_argument("--chars", type=int, metavar="N",
                    help="keep at most N characters (one space between kept tokens counted), exactly")
-    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                   help="longest sentence compressed; a longer line gets an error row (default: the "
-                        "configuration's measured limit, where it would pass 2 GB or 60 s; "
-                        f"{DEFAULT_MAX_TOKENS} for a model without one)")
-    p.add_argument("--max-line-bytes", type=int, metavar="N",
-                   help="longest input line read, in bytes (default: 64 KiB + 1 KiB per --max-tokens "
-                        "token); a longer line gets an error row without being parsed or kept in memory")
     p.add_argument("--model", metavar="DIR", help="model directory (default: the embedded default model)")
     p.add_argument("--config", metavar="NAME",
                    help="another configuration of the model directory (configs/NAME.json), e.g. t3-lm; "
@@ -58,26 +46,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--component", action="append", metavar="MODULE:FUNCTION", dest="components",
                    help="add your own component: a factory f(sentence) -> component, imported from MODULE "
                         "(this runs your code; repeatable; docs/components/your-own.md)")
-    p.add_argument("--resume", action="store_true",
-                   help="reuse the lines already done by an earlier (interrupted) run with the same --output")
-    p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
-                   help="skip: write the error into that line's output and go on (default); fail: stop")
-    p.add_argument("--time-limit", type=float, metavar="S",
-                   help="seconds per sentence (its parse included); when they run out the best compression "
-                        "so far is returned with its gap")
-    p.add_argument("--deterministic", action="store_true",
-                   help="leave out the wall-clock 'seconds' field so identical runs give identical bytes")
-    p.add_argument("--batch-size", type=int, default=64, metavar="K",
-                   help="lines parsed together (and the granularity of progress)")
     p.add_argument("--trace", action="store_true",
                    help="add the decoder's per-iteration trace (dual, primal, step, disagreements, lambda) "
                         "to every JSON row as 'trace'")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="decode on a local Dask cluster of N worker processes (N > 1; needs --input)")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="decode on an existing Dask cluster (e.g. tcp://host:8786; needs --input)")
-    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_run_options(p, participle="compressed",
+                    max_tokens_default="the configuration's measured limit, where it would pass 2 GB or "
+                                       f"60 s; {DEFAULT_MAX_TOKENS} for a model without one",
+                    time_limit_note="when they run out the best compression so far is returned with its gap",
+                    cluster_verb="decode")
     p.set_defaults(func=run)
     return p
 
@@ -100,21 +76,29 @@ def _human(row: dict) -> str:
 def _compress_text(args: argparse.Namespace, compressor, spec) -> int:
     # lazy: keeps `dualdecomp --help` and the other commands fast
     from dualdecomp.app.compressor import split_sentences
+    from dualdecomp.app.safe_text import safe_text
     from dualdecomp.core.deadline import Deadline
     from dualdecomp.data.parsing import parse_text
 
     if spec.mode == "gold":
         raise InputError("--length gold needs --input with gold compressions")
-    if args.split:  # each sentence with its own time limit, after the split's parse
-        for index, sentence in enumerate(split_sentences(args.text)):
-            _print_row(args, compressor, spec, sentence, _source_text(sentence), index,
-                       Deadline.start(args.time_limit))
-        return 0
+    if args.split:  # each sentence with its own time limit, after the split's parse; a failure is its row
+        def row(indexed) -> dict:
+            index, sentence = indexed
+            return _row(args, compressor, spec, sentence, _source_text(sentence), index,
+                        Deadline.start(args.time_limit))
+
+        def error_row(indexed, exc) -> dict:
+            sentence = indexed[1]
+            return {"id": sentence.id, "text": _source_text(sentence), "error": safe_text(str(exc))}
+
+        return run_pieces(list(enumerate(split_sentences(args.text))), row, lambda r: _emit(args, r),
+                          error_row, "compress", args.on_error)
     deadline = Deadline.start(args.time_limit)  # covers parsing too
     sentence = parse_text(args.text)
     if args.time_limit is not None:
         deadline.check("parsing")
-    _print_row(args, compressor, spec, sentence, args.text, 0, deadline)
+    _emit(args, _row(args, compressor, spec, sentence, args.text, 0, deadline))
     return 0
 
 
@@ -124,11 +108,14 @@ def _source_text(sentence) -> str:
                    ).rstrip()
 
 
-def _print_row(args: argparse.Namespace, compressor, spec, sentence, text: str, index: int, deadline) -> None:
+def _row(args: argparse.Namespace, compressor, spec, sentence, text: str, index: int, deadline) -> dict:
     length = spec.for_sentence(sentence.n, index)[0]
     comp = compressor.compress(sentence, length, args.chars, deadline=deadline)
-    row = {"id": sentence.id, "text": text, "output": comp.text,
-           **comp.to_json(timing=not args.deterministic, trace=args.trace)}
+    return {"id": sentence.id, "text": text, "output": comp.text,
+            **comp.to_json(timing=not args.deterministic, trace=args.trace)}
+
+
+def _emit(args: argparse.Namespace, row: dict) -> None:
     print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
 
 
@@ -147,10 +134,7 @@ def _compress_file(args: argparse.Namespace, compressor, spec) -> int:
     if args.resume and not args.output:
         raise InputError("--resume needs --output")
 
-    def emit(row: dict) -> None:
-        print(json.dumps(row, ensure_ascii=False) if args.json else _human(row), flush=True)
-
-    return run_file(args, compressor, options, emit, "compress", "compressing")
+    return run_file(args, compressor, options, lambda row: _emit(args, row), "compress", "compressing")
 
 
 def run(args: argparse.Namespace) -> int:

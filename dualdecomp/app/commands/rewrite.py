@@ -6,7 +6,14 @@ import argparse
 import json
 import math
 
-from dualdecomp.app.commands.batch_command import bound, resolve_input, run_file, visible
+from dualdecomp.app.commands.batch_command import (
+    add_input_options,
+    add_run_options,
+    bound,
+    resolve_input,
+    run_file,
+    visible,
+)
 from dualdecomp.app.commands.batch_command import input_format as resolved_input_format
 from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.core.errors import InputError
@@ -25,21 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``rewrite`` on the CLI's subparsers."""
     p = subparsers.add_parser("rewrite", help="rewrite text or a file (beyond deletion, exact budgets)",
                               description=DESCRIPTION)
-    p.add_argument("text", nargs="?",
-                   help="raw text to rewrite (omit with --input; without either, lines piped into standard "
-                        "input are read, as with --input -)")
-    p.add_argument("--input", metavar="IN",
-                   help="input file ('-': standard input): JSONL ({id, text} per line, text raw) or plain "
-                        "text (one raw sentence per line), see --input-format")
-    p.add_argument("--input-format", choices=("auto", "jsonl", "text"), default="auto",
-                   help="auto (default): .jsonl/.json or a first line starting with '{' is JSONL, .txt or "
-                        "anything else is plain text (standard input and pipes: their first line decides)")
-    p.add_argument("--output", metavar="OUT",
-                   help="output file (written atomically, journal in OUT.partial; '-': standard output, row "
-                        "by row); without it results are printed")
-    p.add_argument("--format", choices=("jsonl", "text"), default="jsonl", dest="output_format",
-                   help="output: jsonl (default: the rewrite with its certificate) or text (one rewrite "
-                        "per line; an empty line for a line that failed)")
+    add_input_options(p, verb="rewrite", noun="rewrite", jsonl="{id, text} per line, text raw")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--chars", type=int, metavar="N",
                         help="at most N characters of the detokenised rewrite, exactly")
@@ -62,29 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--word-bias", type=float, metavar="Y",
                    help="add Y to the score per word written; > 0 favours longer rewrites (default: the "
                         "model's setting)")
-    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                   help=f"longest sentence rewritten (default {DEFAULT_MAX_TOKENS}); a longer line gets an "
-                        "error row")
-    p.add_argument("--max-line-bytes", type=int, metavar="N",
-                   help="longest input line read, in bytes (default: 64 KiB + 1 KiB per --max-tokens "
-                        "token); a longer line gets an error row")
-    p.add_argument("--resume", action="store_true",
-                   help="reuse the lines already done by an earlier (interrupted) run with the same --output")
-    p.add_argument("--on-error", choices=("skip", "fail"), default="skip",
-                   help="skip: write the error into that line's output and go on (default); fail: stop")
-    p.add_argument("--time-limit", type=float, metavar="S",
-                   help="seconds per sentence (its parse included); the chart is not anytime: a sentence "
-                        "over it gets an error row")
-    p.add_argument("--deterministic", action="store_true",
-                   help="leave out the wall-clock 'seconds' field so identical runs give identical bytes")
-    p.add_argument("--batch-size", type=int, default=64, metavar="K",
-                   help="lines parsed together (and the granularity of progress)")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="rewrite on a local Dask cluster of N worker processes (N > 1; needs --input)")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="rewrite on an existing Dask cluster (e.g. tcp://host:8786; needs --input)")
-    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_run_options(p, participle="rewritten", max_tokens_default=str(DEFAULT_MAX_TOKENS),
+                    time_limit_note="the chart is not anytime: a sentence over it gets an error row",
+                    cluster_verb="rewrite")
     p.set_defaults(func=run)
     return p
 
