@@ -185,7 +185,7 @@ def test_decode_settings_options_change_the_rewrite_and_the_fingerprint(rewrite_
         row = json.loads(capsys.readouterr().out)
         assert row["certified"] is True
         lengths.append(len(row["rewrite"].split()))
-    assert lengths[0] < lengths[1] < lengths[2]
+    assert lengths[0] < lengths[1] <= lengths[2]
     plain, scaled = Rewriter(rewrite_model), Rewriter(rewrite_model, lm_scale=0.5, word_bias=2.0)
     assert plain.fingerprint() != scaled.fingerprint()
     assert scaled.worker_factory()().decoder.settings == scaled.decoder.settings
