@@ -41,7 +41,7 @@ def float_linear(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def int8_linear(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``DynamicQuantizeMatMul`` by its definition: x as uint8 with the ``DynamicQuantizeLinear`` rule
+    """``DynamicQuantizeMatMul`` by its definition: x as uint8 with the ONNX dynamic quantisation rule
     (range widened to hold 0, scale = range / 255, zero point and codes rounded half to even), w as int8 per
     column (:func:`quantise_columns`), exact integer products, then both scales and the bias."""
     q, w_scale = quantise_columns(w)
