@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead
 from dualdecomp.models.neural.store import save_neural_model
@@ -68,6 +69,7 @@ def write_tiny_scorer(directory: Path, seed: int = 0, quantise: bool = False, ma
     save_neural_model(directory, config, params, head_w, head_b, directory / "tok.json",
                       meta={"test": True}, quantise=quantise, pair=pair)
     (directory / "tok.json").unlink()
+    write_manifest(directory)  # the source tokenizer is gone: the folder's manifest lists what is left
     return config, params, head_w, head_b
 
 
