@@ -133,3 +133,35 @@ def test_deterministic_output_is_byte_identical(tiny_model, source, tmp_path) ->
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert b'"seconds"' not in outs[0]
+
+
+def test_ctrl_c_says_what_is_kept_and_how_to_resume(tiny_model, source, tmp_path, monkeypatch,
+                                                    capsys) -> None:
+    """A Ctrl-C in a batch with a journal: exit 130, one line naming the rows kept and --resume; the
+    count is the journal's. Without a journal (output to stdout) the line is the plain one."""
+    from dualdecomp.app import batch
+
+    real = batch.process_chunk
+    calls = []
+
+    def interrupted_second_chunk(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "process_chunk", interrupted_second_chunk)
+    out = tmp_path / "out.jsonl"
+    code = main(["compress", "--model", str(tiny_model), "--input", str(source), "--output", str(out),
+                 "--batch-size", "8", "--quiet"])
+    assert code == 130
+    err = capsys.readouterr().err.strip()
+    kept = len(journal_path(out).read_text().splitlines())
+    assert kept == 8
+    assert err == (f"dualdecomp: interrupted: the {kept} lines done are kept in {journal_path(out)}; run the "
+                   "same command with --resume to go on from there")
+    calls.clear()
+    code = main(["compress", "--model", str(tiny_model), "--input", str(source), "--batch-size", "8",
+                 "--quiet"])
+    assert code == 130
+    assert capsys.readouterr().err.strip().endswith("dualdecomp: interrupted")

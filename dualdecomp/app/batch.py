@@ -45,7 +45,7 @@ from dualdecomp.app.limits import DEFAULT_MAX_TOKENS
 from dualdecomp.app.output_paths import check_paths, clean_stale_temporaries, resolve_output
 from dualdecomp.app.safe_text import safe_text
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.core.errors import DualDecompError, InputError, SolverError
+from dualdecomp.core.errors import DualDecompError, InputError, Interrupted, SolverError
 from dualdecomp.core.progress import set_progress_total
 from dualdecomp.data.jsonl import CorpusItem, corpus_item_from_row, write_lines_atomic
 from dualdecomp.data.line_reader import CHUNK_BYTES, RawLine, open_lines, read_bounded_lines
@@ -420,6 +420,7 @@ class BatchSession:
         self.journal = Journal(journal_path(self.target.path), options.resume) if regular else None
         self.direct = None
         self.run, self.done = "", {}
+        self.recorded = 0
         try:
             if self.journal is not None:
                 clean_stale_temporaries(self.target.target)
@@ -445,12 +446,20 @@ class BatchSession:
         """Keep a finished row: journal it (unless reused) or write it to a direct output."""
         if self.journal is not None and index not in self.done:
             self.journal.append(index, self.hashes[index], self.run, row)
+        self.recorded += 1
         if self.direct is not None:
             try:
                 self.direct.write(output_line(row, self.output_format) + "\n")
                 self.direct.flush()
             except OSError as exc:
                 raise InputError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def interrupted(self) -> KeyboardInterrupt:
+        """The Ctrl-C of a run: with a journal, what it keeps and how to go on."""
+        if self.journal is None:
+            return KeyboardInterrupt()
+        return Interrupted(f"the {self.recorded} lines done are kept in {self.journal.path}; run the same "
+                           "command with --resume to go on from there")
 
     def failure(self, index: int, row: dict, done: int, code: int) -> InputError:
         """The error that stops a run at a failed line (``on_error="fail"``)."""
@@ -516,7 +525,10 @@ def run_batch(input_path: str | os.PathLike[str], output_path: str | os.PathLike
     """
     with BatchSession(input_path, output_path, compressor, options, emit) as session:
         set_progress_total(progress, len(session.items))
-        rows, codes = _process(session, compressor, options, progress)
+        try:
+            rows, codes = _process(session, compressor, options, progress)
+        except KeyboardInterrupt:
+            raise session.interrupted() from None
         return rows, session.finish(rows, codes)
 
 

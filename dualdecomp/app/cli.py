@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
-from dualdecomp.core.errors import DualDecompError
+from dualdecomp.core.errors import DualDecompError, interrupted_message
 
 
 def _version() -> str:
@@ -51,16 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0)
-    except KeyboardInterrupt:
-        print("dualdecomp: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(interrupted_message(exc), file=sys.stderr)
         return 130
     try:
         return int(args.func(args) or 0)
     except DualDecompError as exc:
         print(f"dualdecomp {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("dualdecomp: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(interrupted_message(exc), file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -29,3 +29,17 @@ class SolverError(DualDecompError):
     """A solver failed or was asked for something it cannot do."""
 
     exit_code = 4
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C that stopped a batch: ``note`` says what was kept and how to go on (the CLI prints it)."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
+
+def interrupted_message(exc: BaseException) -> str:
+    """The CLI's one line for a Ctrl-C: ``dualdecomp: interrupted`` and, for a batch, its note."""
+    note = getattr(exc, "note", "")
+    return f"dualdecomp: interrupted: {note}" if note else "dualdecomp: interrupted"
