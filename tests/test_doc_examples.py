@@ -1,4 +1,5 @@
-"""The examples of README.md and docs/*.md that show output print what the page shows (tests/doc_examples.py).
+"""The examples of README.md and docs/**/*.md that show output print what the page shows
+(tests/doc_examples.py).
 
 Each page's examples run in order in one temporary directory; a mismatch names the page line, the command,
 what the page shows and what it printed. Examples not run say why in their marker.
@@ -16,7 +17,7 @@ import pytest
 from tests.doc_examples import Block, matches, orphan_outputs, read_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # docs/components/ too
 SENTINEL = "@@doc-example-step {}@@"
 TIMEOUT = 400  # seconds per block
 
@@ -96,7 +97,8 @@ def test_the_comparison_masks_only_what_it_says() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples(page: Path, tmp_path: Path) -> None:
     cwd = _workdir(tmp_path)
     failures: list[str] = []
