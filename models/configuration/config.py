@@ -20,7 +20,10 @@ default length limit it gives (:mod:`dualdecomp.models.configuration.growth`, wr
 ``length_bias`` (optional) is a score added per kept token (:func:`with_length_bias`): it changes no
 fixed-length result and sets the free-length compression rate
 (:mod:`dualdecomp.models.length_bias.calibration`).
-``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). Every component's
+``path`` is relative to the directory (a model directory, or the KenLM file for ``lm``). A component may
+carry ``"options"``, keyword arguments of its kind's loader (for ``neural``: ``{"backend": "onnx-int8"}``,
+the int8 encoder of :func:`dualdecomp.models.neural.store.load_neural_model`); an option its loader does
+not take is a :class:`~dualdecomp.core.errors.ModelError`. Every component's
 potentials are multiplied by its weight (for ``transducer``, a T3 model directory from ``dualdecomp t3
 train``: every hyperedge's rule score, so the component scores weight × the T3 score; its source tree is
 built from the sentence's dependency parse); the engine (:func:`dualdecomp.decode`) maximises their sum.
@@ -39,6 +42,7 @@ configurations do not copy their family's components and weights. Everything is 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from dataclasses import dataclass, field
@@ -73,6 +77,14 @@ class ComponentSpec:
     kind: str
     path: str
     weight: float = 1.0
+    options: dict = field(default_factory=dict)  # keyword arguments of the kind's loader
+
+    def to_json(self) -> dict:
+        """The component's entry in ``config.json``."""
+        out = {"kind": self.kind, "path": self.path, "weight": self.weight}
+        if self.options:
+            out["options"] = dict(self.options)
+        return out
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,7 @@ class JointConfig:
     def to_json(self) -> dict:
         """The ``config.json`` content."""
         out = {"format": FORMAT, "version": VERSION, "name": self.name,
-               "components": [{"kind": c.kind, "path": c.path, "weight": c.weight} for c in self.components],
+               "components": [c.to_json() for c in self.components],
                "decode": self.decode}
         if self.fallback_max_tokens is not None:
             out["fallback"] = {"max_tokens": self.fallback_max_tokens,
@@ -122,7 +134,11 @@ def parse_config(spec: object, where: str = "config.json") -> JointConfig:
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not np.isfinite(weight) \
                 or weight <= 0:
             raise ModelError(f"{where}: component {i} weight must be a positive number")
-        parsed.append(ComponentSpec(c["kind"], c["path"], float(weight)))
+        options = c.get("options", {})
+        if not isinstance(options, dict) or not all(
+                isinstance(k, str) and isinstance(v, str | int | float | bool) for k, v in options.items()):
+            raise ModelError(f"{where}: component {i} options must be an object of names to plain values")
+        parsed.append(ComponentSpec(c["kind"], c["path"], float(weight), dict(options)))
     decode = spec.get("decode", {})
     if not isinstance(decode, dict):
         raise ModelError(f"{where}: decode must be an object")
@@ -246,7 +262,14 @@ class JointModel:
             verify_file(base_path)
 
     def _load(self, c: ComponentSpec):
-        return get_kind(c.kind).load(path_inside(self.directory, c.path, self._components_from))
+        path = path_inside(self.directory, c.path, self._components_from)
+        if not c.options:
+            return get_kind(c.kind).load(path)
+        accepted = inspect.signature(get_kind(c.kind).load).parameters
+        unknown = sorted(set(c.options) - {k for k in accepted if k != "path"})
+        if unknown:
+            raise ModelError(f"{c.path}: the {c.kind} loader takes no option {', '.join(unknown)}")
+        return get_kind(c.kind).load(path, **c.options)
 
     def check_size(self, n: int) -> None:
         """Raise :class:`~dualdecomp.core.errors.InputError` when ``n`` tokens exceed the configuration's
