@@ -12,6 +12,9 @@ Usage (from the repository root)::
 - ``t3_deletion.jsonl``: the same with ``--config t3`` (the T3 transducer alone, deletion only);
 - ``rewriter_free.jsonl``, ``rewriter_ratio_{0.9,0.75,0.6}.jsonl``: ``dualdecomp rewrite`` with the
   embedded rewriting model, at free length and at most 90 %, 75 % and 60 % of the source's characters.
+- ``rewriter_free_learnt.jsonl``: the same at free length with the decode settings at their neutral
+  values (``--lm-scale 1 --word-bias 0``: the learnt weights as they are), to show what the embedded
+  model's settings (chosen on dev, ``benchmarks/rewriting_decode_grid.py``) change.
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by
@@ -47,6 +50,8 @@ SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("deletion-only default, free length", "deletion_default.jsonl", "compress", []),
     ("T3 deletion-only (--config t3), free length", "t3_deletion.jsonl", "compress", ["--config", "t3"]),
     ("rewriter (embedded model), free length", "rewriter_free.jsonl", "rewrite", []),
+    ("rewriter, --lm-scale 1 --word-bias 0 (weights as learnt), free length", "rewriter_free_learnt.jsonl",
+     "rewrite", ["--lm-scale", "1", "--word-bias", "0"]),
     ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
     ("rewriter, --ratio 0.75", "rewriter_ratio_0.75.jsonl", "rewrite", ["--ratio", "0.75"]),
     ("rewriter, --ratio 0.6", "rewriter_ratio_0.6.jsonl", "rewrite", ["--ratio", "0.6"]),
@@ -79,13 +84,16 @@ def _relabel(rows: list[dict], ids: tuple[str, ...], sources: tuple[str, ...]) -
     return relabelled
 
 
-def predict(references: Path) -> None:
-    """Write the baselines' prediction files into benchmarks/rewriting_dev/."""
+def predict(references: Path, commands: tuple[str, ...] = ("", "compress", "rewrite")) -> None:
+    """Write the prediction files into benchmarks/rewriting_dev/ (only the systems made by ``commands``:
+    ``""`` the identity, ``compress``, ``rewrite``)."""
     corpus = read_rewrite_corpus(references, DEFAULT_SETS)
     if any("\n" in s or "\r" in s for s in corpus.sources):
         raise SystemExit("a source holds a line break: it cannot be one line of plain text")
     OUT.mkdir(parents=True, exist_ok=True)
     for name, file, command, options in SYSTEMS:
+        if command not in commands:
+            continue
         target = OUT / file
         if options is None:
             rows = [{"id": i, "rewrite": s} for i, s in zip(corpus.ids, corpus.sources, strict=True)]
@@ -130,10 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--references", type=Path, default=None,
                         help="rewriting dev corpus (default: ../shared/data/rewriting/dev.jsonl)")
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="reference sets (comma-separated)")
+    parser.add_argument("--only", choices=("compress", "rewrite"), default=None,
+                        help="predict: remake only the files of this command's systems")
     args = parser.parse_args(argv)
     references = args.references or default_references_path()
     if args.step == "predict":
-        predict(references)
+        predict(references, ("", "compress", "rewrite") if args.only is None else (args.only,))
     else:
         print(table(references, tuple(args.sets.split(","))))
     return 0
