@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from fractions import Fraction as F
 
 import pytest
@@ -300,12 +299,10 @@ def test_identity_baseline_on_dev():
     path = default_references_path()
     if not path.exists():
         pytest.skip(f"{path} is not here")
-    started = time.perf_counter()
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     sources = [r["text"] for r in rows]
     scores = evaluate_rewrites(sources, sources, {s: [r["references"][s] for r in rows]
                                                   for s in ("asset", "turkcorpus")})
-    assert time.perf_counter() - started < 5
     assert scores.n == 200 and scores.chars_kept == 1.0 and scores.identical == 1.0
     for s in scores.sets:
         # a copy adds and deletes nothing, so SARI is KEEP's F1 over 3
