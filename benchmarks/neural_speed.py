@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also time the encoder alone: float32/int8, 1/2 threads, spinning, optimisation")
     p.add_argument("--logit-gap", action="store_true",
                    help="also measure what the int8 encoder moves in the scores and outputs on all of dev")
+    p.add_argument("--model", type=Path, default=MODEL,
+                   help="the model directory whose configurations are timed (default: the embedded one)")
     p.add_argument("--limit", type=int, default=60, help="sentences measured (default: %(default)s)")
     p.add_argument("--min-tokens", type=int, default=25)
     p.add_argument("--max-tokens", type=int, default=35)
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             os.environ.pop("DUALDECOMP_ENCODER", None)
         else:
             os.environ["DUALDECOMP_ENCODER"] = encoder
-        comp = Compressor(MODEL, name)
+        comp = Compressor(args.model, name)
         comp.compress(sentences[0])  # compile and load outside the measurement
         times, certified = [], 0
         for s in sentences:
