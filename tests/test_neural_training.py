@@ -20,18 +20,13 @@ from dualdecomp.models.neural.examples import Example  # noqa: E402
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder  # noqa: E402
 from dualdecomp.models.neural.store import load_neural_model  # noqa: E402
 from dualdecomp.models.neural.training import TrainingSettings, fine_tune  # noqa: E402
-from tests.neural_tiny import WORDS, write_tiny_tokenizer  # noqa: E402
+from tests.neural_tiny import WORDS  # noqa: E402
+from tests.neural_tiny_base import write_tiny_base  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory):
-    d = tmp_path_factory.mktemp("base")
-    vocab = write_tiny_tokenizer(d / "tokenizer.json")
-    config = transformers.BertConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=2,
-                                     num_attention_heads=2, intermediate_size=16, max_position_embeddings=32)
-    torch.manual_seed(0)
-    transformers.BertModel(config, add_pooling_layer=False).save_pretrained(d)
-    return d
+    return write_tiny_base(tmp_path_factory.mktemp("base"))
 
 
 def test_encoders_compute_what_transformers_computes(tiny_base) -> None:
