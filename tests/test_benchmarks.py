@@ -23,12 +23,14 @@ def test_benchmark_help(script, tmp_path):
 def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "neural_speed.py"
     out = subprocess.run([sys.executable, str(script), "--limit", "2", "--configs", "neural",
-                          "--numpy-encoder", "neural"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600, check=False)
+                          "--numpy-encoder", "neural", "--int8-encoder", "neural"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "neural", "neural [numpy encoder]"]
+    assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "neural", "neural [numpy encoder]",
+                                           "neural [onnx-int8 encoder]"]
     assert rows[0]["ratio_to_old_default"] == 1.0
+    assert all(r["ratio_to_float32"] > 0 for r in rows[2:])
     assert all(r["sentences"] == 2 and r["median_ms"] > 0 and r["certified"] == 1.0 for r in rows)
 
 

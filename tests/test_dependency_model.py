@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError, ModelError
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import save_model
@@ -193,6 +194,7 @@ def test_invalid_spec(tmp_path, edit, message) -> None:
     spec = json.loads((tmp_path / "model.json").read_text())
     edit(spec)
     (tmp_path / "model.json").write_text(json.dumps(spec))
+    write_manifest(tmp_path)  # a deliberate edit: the content's own check speaks, not the checksum
     with pytest.raises(ModelError, match=message):
         load_dependency_model(tmp_path)
 
@@ -215,6 +217,7 @@ def test_invalid_files(tmp_path) -> None:
     for indices, values, message in (([1, 2], [0.5, np.nan], "NaN"), ([1, 1 << 12], [1.0, 2.0], "range"),
                                      ([1, 2], [1.0], "same length")):
         np.savez(tmp_path / "weights.npz", indices=np.array(indices), values=np.array(values))
+        write_manifest(tmp_path)  # weights written on purpose: their own check speaks
         with pytest.raises(ModelError, match=message):
             load_dependency_model(tmp_path)
 
