@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.model_files import write_manifest
 from dualdecomp.models.bigram.model import BigramModel
 from dualdecomp.models.bigram.store import load_model, save_model
 
@@ -54,6 +55,7 @@ def test_invalid_spec(tmp_path, edit, message) -> None:
     spec = json.loads((tmp_path / "model.json").read_text())
     edit(spec)
     (tmp_path / "model.json").write_text(json.dumps(spec))
+    write_manifest(tmp_path)  # a deliberate edit: the content's own check speaks, not the checksum
     with pytest.raises(ModelError, match=message):
         load_model(tmp_path)
 
@@ -63,12 +65,14 @@ def test_corrupted_weights(tmp_path) -> None:
     good = tmp_path / "weights.npz"
     saved = good.read_bytes()
     good.write_bytes(saved[: len(saved) // 2])
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError, match="checksum mismatch"):  # the manifest speaks first
         load_model(tmp_path)
     np.savez(good, indices=np.array([1 << 20]), values=np.array([1.0]))
+    write_manifest(tmp_path)  # weights written on purpose from here: their own checks speak
     with pytest.raises(ModelError, match="out of range"):
         load_model(tmp_path)
     np.savez(good, indices=np.array([1]), values=np.array([np.nan]))
+    write_manifest(tmp_path)
     with pytest.raises(ModelError, match="NaN"):
         load_model(tmp_path)
     good.unlink()
