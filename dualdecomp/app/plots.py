@@ -14,6 +14,7 @@ global backend or figure state is touched and nothing needs a display.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import warnings
@@ -27,6 +28,10 @@ from matplotlib.figure import Figure
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.core.result import CERTIFICATE_RTOL
+
+# A font matplotlib falls back from (a stale font cache, a missing STIX font) is not the user's business:
+# the commands print one summary line on stderr, not findfont warnings.
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 __all__ = ["CurvePoint", "TraceRow", "plot_convergence", "plot_curve", "read_trace", "undrawn_values"]
 
