@@ -512,15 +512,7 @@ def cached_sha256(path: Path, limit: FileLimit | None = None) -> str:
     With ``limit`` the file is opened by :func:`open_model_file` (a regular file, not a link, within the
     cap: its ModelError otherwise) and the key is taken from the open handle.
     """
-    if limit is None:
-        key = _stat_key(os.stat(path), path)
-        digest = _HASHES.get(key)
-        if digest is None:
-            digest = file_sha256(path)
-            if _stat_key(os.stat(path), path) == key:  # not changed while it was read
-                _HASHES[key] = digest
-        return digest
-    with open_model_file(path, limit) as fh:
+    with open_model_file(path, limit) if limit is not None else Path(path).open("rb") as fh:
         key = _stat_key(os.fstat(fh.fileno()), path)
         digest = _HASHES.get(key)
         if digest is None:
