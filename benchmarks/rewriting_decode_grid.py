@@ -55,7 +55,7 @@ from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
-from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
 from dualdecomp.models.rewriting.model import hyperedge_counts, hyperedge_scores
 from dualdecomp.solvers.rewriting import decode, sentence_case
 
@@ -92,9 +92,7 @@ def _rewrites(rewriter: Rewriter, prepared: list[tuple], settings: DecodeSetting
     dec = replace(rewriter.decoder, settings=settings)
     texts, certified = [], 0
     for hg, base, written, bigrams, source in prepared:
-        scores = base + settings.word_bias * written if settings.word_bias != 0.0 else base
-        lm = None if bigrams is None or dec.lm_weight == 0.0 else scaled_lm(bigrams, dec.lm_weight)
-        der = decode(hg, scores, lm, None, dec.max_states)
+        der = decode(hg, dec.biased(base, written), dec.scaled(bigrams), None, dec.max_states)
         certified += bool(der.certified)
         texts.append(sentence_case(der.text, source))
     return texts, certified

@@ -154,14 +154,21 @@ class RewriteDecoder:
         0)."""
         if self.lm is None or self.lm_weight == 0.0:
             return None
-        return scaled_lm(bigram_matrix(self.lm, hg.vocab), self.lm_weight)
+        return self.scaled(bigram_matrix(self.lm, hg.vocab))
+
+    def scaled(self, bigrams: np.ndarray | None) -> np.ndarray | None:
+        """A bigram matrix (:func:`bigram_matrix`) at :attr:`lm_weight` (None at weight 0 or without one)."""
+        return None if bigrams is None or self.lm_weight == 0.0 else scaled_lm(bigrams, self.lm_weight)
 
     def hyperedge_scores(self, hg: RewriteHypergraph) -> np.ndarray:
         """w·φ of every hyperedge plus ``settings.word_bias`` × the target words it writes."""
-        scores = hyperedge_scores(hg, self.model.weights, self.featuriser)
-        if self.settings.word_bias != 0.0:
-            scores = scores + self.settings.word_bias * hyperedge_counts(hg)[1]
-        return scores
+        written = hyperedge_counts(hg)[1] if self.settings.word_bias != 0.0 else None
+        return self.biased(hyperedge_scores(hg, self.model.weights, self.featuriser), written)
+
+    def biased(self, scores: np.ndarray, written: np.ndarray | None) -> np.ndarray:
+        """w·φ ``scores`` plus ``settings.word_bias`` × the words each hyperedge writes (``written``,
+        :func:`hyperedge_counts`' second array; unused at bias 0)."""
+        return scores if self.settings.word_bias == 0.0 else scores + self.settings.word_bias * written
 
     def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
         """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
