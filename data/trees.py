@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.sentence import Sentence
@@ -54,11 +54,16 @@ class Tree:
         Children in surface order (empty for a leaf).
     index : int
         For a leaf, the 0-based token position it stands for; -1 for internal nodes.
+    head : int
+        For an internal node built from a dependency parse (:func:`from_dependency`), the token position
+        of its lexical head (the dependency head that projects it); -1 when unknown (other trees, and
+        ``TOP`` over several roots). Not part of equality: two trees with the same labels are equal.
     """
 
     label: str
     children: tuple[Tree, ...] = ()
     index: int = -1
+    head: int = field(default=-1, compare=False)
 
     def __post_init__(self) -> None:
         if self.index >= 0 and self.children:
@@ -128,8 +133,8 @@ def leaf(word: str, index: int) -> Tree:
 
 
 def preterminal(tag: str, word: str, index: int) -> Tree:
-    """A preterminal ``(tag word)``."""
-    return Tree(tag, (leaf(word, index),))
+    """A preterminal ``(tag word)`` (its head is its word's position)."""
+    return Tree(tag, (leaf(word, index),), head=index)
 
 
 def reindex(tree: Tree, mapping: Sequence[int]) -> Tree:
@@ -148,7 +153,8 @@ def reindex(tree: Tree, mapping: Sequence[int]) -> Tree:
     """
     if tree.is_leaf:
         return Tree(tree.label, (), int(mapping[tree.index]))
-    return Tree(tree.label, tuple(reindex(c, mapping) for c in tree.children))
+    head = int(mapping[tree.head]) if tree.head >= 0 else -1
+    return Tree(tree.label, tuple(reindex(c, mapping) for c in tree.children), head=head)
 
 
 def _projective_heads(sentence: Sentence) -> list[int]:
@@ -221,13 +227,14 @@ def from_dependency(sentence: Sentence) -> Tree:
             while tail > 0 and sentence.pos[right[tail - 1] - 1] == "PUNCT":
                 tail -= 1
             vp = [build(d) for d in left[s + 1:]] + [pre(k)] + [build(d) for d in right[:tail]]
-            items = [build(d) for d in left[: s + 1]] + [Tree("VP", tuple(vp))]
+            items = [build(d) for d in left[: s + 1]] + [Tree("VP", tuple(vp), head=k - 1)]
             items += [build(d) for d in right[tail:]]
-            return Tree("S", tuple(items))
+            return Tree("S", tuple(items), head=k - 1)
         items = [build(d) for d in left] + [pre(k)] + [build(d) for d in right]
-        return Tree(label, tuple(items))
+        return Tree(label, tuple(items), head=k - 1)
 
-    tree = Tree(ROOT_LABEL, tuple(build(r) for r in kids[0]))
+    roots = kids[0]
+    tree = Tree(ROOT_LABEL, tuple(build(r) for r in roots), head=roots[0] - 1 if len(roots) == 1 else -1)
     if tree.indices() != list(range(n)):  # pragma: no cover - guarded by the lifting above
         raise InputError(f"sentence {sentence.id!r}: dependency tree could not be made projective")
     return tree

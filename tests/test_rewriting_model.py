@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.trees import Tree, leaf, preterminal
+from dualdecomp.models.rewriting.application import APPLICATION, application_values, pos_class
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, rule_feature_strings
 from dualdecomp.models.rewriting.lm_matrix import scaled_lm
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import (
     RewriteDecoder,
     RewriteModel,
-    hyperedge_counts,
     hyperedge_scores,
     lm_index,
     load_rewrite_decoder,
@@ -33,7 +33,7 @@ from dualdecomp.solvers.rewriting import (
     rewriting_coverage_rules,
     save_rewrite_grammar,
 )
-from dualdecomp.solvers.transducer import NODE, WORD, Frag
+from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag
 
 
 def _tree() -> Tree:
@@ -163,19 +163,71 @@ def test_training_moves_towards_the_oracle():
     assert best.words == ("Kim", "bought", "a", "car", ".")
 
 
-@given(st.lists(st.floats(-3, 3), min_size=3, max_size=3))
+def _headed_tree() -> Tree:
+    """:func:`_tree` with the heads ``from_dependency`` gives it (purchased: S and VP; car: the object)."""
+    np_kim = Tree("NP", (preterminal("NNP", "Kim", 0),), head=0)
+    obj = Tree("NP", (preterminal("DT", "a", 2), preterminal("NN", "car", 3)), head=3)
+    vp = Tree("VP", (preterminal("VBD", "purchased", 1), obj), head=1)
+    s = Tree("S", (np_kim, vp, preterminal(".", ".", 4)), head=1)
+    return Tree("TOP", (s,), head=1)
+
+
+def _application_by_hand(hg, e: int) -> dict[str, float]:
+    """The per-application features of hyperedge ``e``, recomputed from their definitions."""
+    tags = {leaf_.index: pt.label for pt in hg.tree.nodes if pt.is_preterminal for leaf_ in pt.children}
+    dropped = [int(k) for k in hg.dropped(e)]
+    written = sum(1 for code in hg.items(e).tolist() if code >= 0)
+    out: dict[str, float] = {"dropped": float(len(dropped)), "words": float(written)}
+    for k in dropped:
+        name = f"dropped.{pos_class(tags[k])}"
+        out[name] = out.get(name, 0.0) + 1.0
+    node = hg.tree.nodes[int(hg.hyperedge_node[e])]
+    if node.head in dropped and len(dropped) < len(node.indices()):
+        out[f"dropped_head.{pos_class(tags[node.head])}"] = 1.0
+    return out
+
+
+def _headless_rules() -> list[RewriteRule]:
+    """Rules that delete a head and keep the rest: the verb of the VP, the VP of the clause, the object's
+    noun; and one that deletes the whole object (no head of its node deleted)."""
+    v, d = (lambda label: Frag(VAR, label)), (lambda label: Frag(VAR, label, (), False))
+    return [RewriteRule(Frag(NODE, "VP", (d("VBD"), v("NP"))), Frag(NODE, "VP", (v("NP"),)), (0,), ()),
+            RewriteRule(Frag(NODE, "S", (v("NP"), d("VP"), v("."))), Frag(NODE, "S", (v("NP"), v("."))),
+                        (0, 1), ()),
+            RewriteRule(Frag(NODE, "NP", (v("DT"), d("NN"))), Frag(NODE, "NP", (v("DT"),)), (0,), ())]
+
+
+@pytest.mark.parametrize("tree", [_tree(), _headed_tree()], ids=["no heads", "heads"])
+def test_application_values_match_their_definitions(tree):
+    hg = build_rewrite_hypergraph(tree, [*_grammar(), *_headless_rules()], coverage=rewriting_coverage_rules)
+    values = application_values(hg)
+    fired = set()
+    for e in range(hg.num_hyperedges):
+        got = {name: float(v) for name, v in zip(APPLICATION, values[e], strict=True) if v}
+        want = {name: v for name, v in _application_by_hand(hg, e).items() if v}
+        assert got == want
+        fired |= {name for name in got if name.startswith("dropped_head.")}
+    # with heads: the verb deleted from its VP and from its clause, the noun from its NP
+    assert fired == (set() if tree.head < 0 else {"dropped_head.verb", "dropped_head.noun"})
+    assert values[:, APPLICATION.index("dropped_head.verb")].sum() == (0 if tree.head < 0 else 2)
+
+
+@given(st.lists(st.floats(-3, 3), min_size=len(APPLICATION) + 1, max_size=len(APPLICATION) + 1))
 def test_hyperedge_scores_are_the_features_dot_the_weights(values):
-    hg = build_rewrite_hypergraph(_tree(), list(_grammar()), coverage=rewriting_coverage_rules)
+    hg = build_rewrite_hypergraph(_headed_tree(), [*_grammar(), *_headless_rules()],
+                                  coverage=rewriting_coverage_rules)
     feats = RewriteFeaturiser(10)
     w = np.zeros(1 << 10)
-    w[feats.dropped_index], w[feats.words_index] = values[0], values[1]
+    assert len(set(feats.application_index.tolist())) == len(APPLICATION)  # no hash collision here
+    w[feats.application_index] = values[:-1]
     idx, val = feats(hg.rules[0])
-    w[idx[0]] += values[2]
+    w[idx[0]] += values[-1]
     scores = hyperedge_scores(hg, w, feats)
-    dropped, written = hyperedge_counts(hg)
     for e in range(hg.num_hyperedges):
         i, v = feats(hg.rules[int(hg.hyperedge_rule[e])])
-        expected = float(w[i] @ v) + w[feats.dropped_index] * dropped[e] + w[feats.words_index] * written[e]
+        by_hand = _application_by_hand(hg, e)
+        expected = float(w[i] @ v) + sum(w[feats.application_index[APPLICATION.index(name)]] * x
+                                         for name, x in by_hand.items())
         assert scores[e] == pytest.approx(expected, abs=1e-9)
 
 

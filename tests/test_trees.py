@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from dualdecomp.core.errors import InputError
 from dualdecomp.data.ptb import read_tree, read_trees, write_tree
 from dualdecomp.data.sentence import Sentence
-from dualdecomp.data.trees import Tree, from_dependency, reindex
+from dualdecomp.data.trees import Tree, _projective_heads, from_dependency, reindex
 
 FIG6_SOURCE = ("(S (S (WHNP (RB exactly) (WP what)) (S (NP (NNS records)) (VP (VBD made) (NP (PRP it))))) "
                "(CC and) (S (WHNP (WP which)) (S (NP (NNS ones)) (VP (VBP are) (VP (VBN involved))))))")
@@ -57,6 +57,9 @@ def test_roundtrip_random(tree):
 def test_reindex():
     t = read_tree("(S (NP (NNS records)) (VP (VBP are)))")
     assert reindex(t, [3, 7]).indices() == [3, 7]
+    nouns = (Tree("NN", (Tree("x", (), 0),), head=0), Tree("NN", (Tree("y", (), 1),), head=1))
+    np_ = Tree("NP", nouns, head=1)
+    assert [reindex(np_, [4, 6]).head, reindex(np_, [4, 6]).children[0].head] == [6, 4]
 
 
 def _sentence(tokens, pos, tags, heads, labels):
@@ -73,6 +76,36 @@ def test_from_dependency_clause():
     assert write_tree(tree) == ("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) "
                                 "(NN mat)))) (. .)))")
     assert tree.indices() == list(range(7))
+    s_node = tree.children[0]
+    vp, pp = s_node.children[1], s_node.children[1].children[1]
+    assert (tree.head, s_node.head, vp.head, pp.head, pp.children[1].head) == (2, 2, 2, 3, 5)
+    assert [pt.head for pt in (s_node.children[0].children[0], s_node.children[2])] == [0, 6]
+
+
+def _check_heads(tree, heads):
+    """Every internal node's head is the one token of its span whose dependency head lies outside it."""
+    for node in tree.preorder():
+        if node.is_leaf:
+            continue
+        span = set(node.indices())
+        outside = [k for k in span if heads[k] - 1 not in span]
+        if node.label == "TOP" and len(outside) > 1:
+            assert node.head == -1
+        else:
+            assert outside == [node.head]
+
+
+@given(st.data())
+def test_from_dependency_heads_random_trees(data):
+    n = data.draw(st.integers(1, 9))
+    order = data.draw(st.permutations(range(1, n + 1)))
+    heads = [0] * n
+    for j, tok in enumerate(order[1:], start=1):  # a random tree rooted at order[0], maybe non-projective
+        heads[tok - 1] = data.draw(st.sampled_from(order[:j]))
+    pos = data.draw(st.lists(st.sampled_from(["NOUN", "VERB", "ADJ", "PUNCT"]), min_size=n, max_size=n))
+    labels = data.draw(st.lists(st.sampled_from(["nsubj", "dobj", "amod", "punct"]), min_size=n, max_size=n))
+    s = _sentence([f"w{i}" for i in range(n)], pos, ["NN"] * n, heads, labels)
+    _check_heads(from_dependency(s), _projective_heads(s))
 
 
 def test_from_dependency_lifts_nonprojective():
@@ -89,3 +122,5 @@ def test_from_dependency_spacy(parsed_dev):
         assert tree.words() == list(s.tokens)
         assert tree.indices() == list(range(s.n))
         assert read_tree(write_tree(tree)).words() == list(s.tokens)
+        if s.heads.count(0) == 1 and list(s.heads) == _projective_heads(s):
+            _check_heads(tree, list(s.heads))

@@ -19,10 +19,11 @@ For a rule ⟨X, Y⟩ → ⟨α, γ, links, word_links⟩ (binary unless stated)
 * **length**: whether γ is shorter / longer than α (frontier items), and whether γ is a compression of α
   by deletion only (no substitution, insertion or reordering).
 
-Per application (computed on the source tree by the chart, not by the rule): ``dropped`` — the number of
-source tokens the application deletes, and ``words`` — the number of target words it writes (the length
-bias). The paper's n-gram feature (the LM log-probability) is the decoder's LM term, weighted by the
-model's ``lm_weight``.
+Per application (computed on the source tree by the chart, not by the rule;
+:mod:`~dualdecomp.models.rewriting.application`): ``dropped`` — the number of source tokens the
+application deletes, ``words`` — the number of target words it writes (the length bias), the deleted
+tokens by POS class and whether it deletes its node's head. The paper's n-gram feature (the LM
+log-probability) is the decoder's LM term, weighted by the model's ``lm_weight``.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dualdecomp.core.hashing import atom, feature_index, named_features
+from dualdecomp.models.rewriting.application import APPLICATION
 from dualdecomp.solvers.rewriting import RewriteRule
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag
 
-__all__ = ["APPLICATION", "TEMPLATES", "RewriteFeaturiser", "RuleStatistics", "rule_feature_strings"]
+__all__ = ["TEMPLATES", "RewriteFeaturiser", "RuleStatistics", "rule_feature_strings"]
 
 TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x", "root.y", "root.xy",
              "root.same", "pt.same_word", "pt.other_word", "id.src", "id.tgt", "id.rule", "unlex.src",
@@ -46,10 +48,15 @@ TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x
              "count.deleted_words", "op.kept", "op.substituted", "op.inserted", "op.reordered",
              "order.numbers", "order.labels", "order.same_labels", "term.common", "term.inserted",
              "term.substituted", "term.deleted", "seq.same_preterminals", "seq.same_terminals",
-             "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words")
+             "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words", "dropped.pos",
+             "dropped_head.pos")
 _T = {name: i for i, name in enumerate(TEMPLATES)}
-APPLICATION = ("dropped", "words")
-"""The per-application features (their values come from the chart, not the rule)."""
+
+
+def _application_template(name: str) -> tuple[str, str]:
+    """(template, value) of a per-application feature: ``dropped.verb`` → (``dropped.pos``, ``verb``)."""
+    base, _, cls = name.partition(".")
+    return (f"{base}.pos", cls) if cls else (name, "")
 
 
 def _bare(frag: Frag) -> str:
@@ -197,18 +204,23 @@ class RewriteFeaturiser:
     Attributes
     ----------
     dropped_index, words_index : int
-        Indices of the per-application features (source tokens deleted; target words written).
+        Indices of the per-application features ``dropped`` (source tokens deleted) and ``words`` (target
+        words written).
+    application_index : numpy.ndarray
+        int64, the indices of all per-application features, in ``APPLICATION`` order (the columns of
+        :func:`~dualdecomp.models.rewriting.application.application_values`).
     """
 
     def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None) -> None:
         self.hash_bits = hash_bits
         self.stats = stats
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.dropped_index = self._index("dropped")
-        self.words_index = self._index("words")
+        self.application_index = np.array([self._index(*_application_template(name))
+                                           for name in APPLICATION], dtype=np.int64)
+        self.dropped_index, self.words_index = (int(i) for i in self.application_index[:2])
 
-    def _index(self, template: str) -> int:
-        return int(feature_index(_T[template], np.uint64(atom("")), 0, self.hash_bits))
+    def _index(self, template: str, value: str = "") -> int:
+        return int(feature_index(_T[template], np.uint64(atom(value)), 0, self.hash_bits))
 
     def __call__(self, rule: RewriteRule) -> tuple[np.ndarray, np.ndarray]:
         """(indices int64, values float64) of a rule's own features."""
@@ -219,9 +231,3 @@ class RewriteFeaturiser:
         idx, val = named_features(rule_feature_strings(rule, self.stats), _T, self.hash_bits)
         self._cache[key] = (idx, val)
         return idx, val
-
-    def score(self, weights: np.ndarray, rule: RewriteRule, dropped: int, words: int) -> float:
-        """w·φ(one application of ``rule`` deleting ``dropped`` tokens and writing ``words`` words)."""
-        idx, val = self(rule)
-        return float(weights[idx] @ val + weights[self.dropped_index] * dropped
-                     + weights[self.words_index] * words)

@@ -30,6 +30,7 @@ from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
+from dualdecomp.models.rewriting.application import application_values, hyperedge_counts
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
@@ -83,20 +84,14 @@ class RewriteModel:
         return float(self.weights[lm_index(self.hash_bits)])
 
 
-def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
-    """Per hyperedge: the source tokens it deletes and the target words it writes (float64)."""
-    dropped = np.diff(hg.drop_ptr).astype(np.float64)
-    words = np.concatenate(([0], np.cumsum(hg.item_code >= 0)))  # word items up to each position
-    written = (words[hg.item_ptr[1:]] - words[hg.item_ptr[:-1]]).astype(np.float64)
-    return dropped, written
-
-
-def hyperedge_scores(hg: RewriteHypergraph, weights: np.ndarray, feats: RewriteFeaturiser) -> np.ndarray:
-    """w·φ of every hyperedge (rule features plus its dropped and written counts)."""
+def hyperedge_scores(hg: RewriteHypergraph, weights: np.ndarray, feats: RewriteFeaturiser,
+                     application: np.ndarray | None = None) -> np.ndarray:
+    """w·φ of every hyperedge: its rule's features plus its per-application features (``application``:
+    :func:`~dualdecomp.models.rewriting.application.application_values` of ``hg``, computed when None)."""
     rule_scores = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
-    dropped, written = hyperedge_counts(hg)
-    return (rule_scores[hg.hyperedge_rule] + weights[feats.dropped_index] * dropped
-            + weights[feats.words_index] * written)
+    if application is None:
+        application = application_values(hg)
+    return rule_scores[hg.hyperedge_rule] + application @ weights[feats.application_index]
 
 
 def rules_for(grammar: RewriteGrammar, tree: Tree) -> list[RewriteRule]:

@@ -20,10 +20,11 @@ import numpy as np
 
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel
+from dualdecomp.models.rewriting.application import application_values
 from dualdecomp.models.rewriting.features import RewriteFeaturiser
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
 from dualdecomp.models.rewriting.loss import ReferenceShares
-from dualdecomp.models.rewriting.model import hyperedge_counts, hyperedge_scores, lm_index, rules_for
+from dualdecomp.models.rewriting.model import hyperedge_scores, lm_index, rules_for
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, sparse_sum, train_ssvm
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
@@ -61,6 +62,9 @@ class RewriteExample:
     oracle_loss : float
     oracle_lm : float
         The oracle's unweighted LM score.
+    application : numpy.ndarray
+        The per-application features of every hyperedge
+        (:func:`~dualdecomp.models.rewriting.application.application_values`).
     """
 
     hypergraph: RewriteHypergraph
@@ -69,6 +73,7 @@ class RewriteExample:
     oracle: tuple[int, ...]
     oracle_loss: float
     oracle_lm: float
+    application: np.ndarray
 
 
 def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weight: float = 1.0
@@ -96,18 +101,16 @@ def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
     oracle = decode(hg, -ORACLE_LOSS_SCALE * losses - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
     hyperedges = list(oracle.hyperedges)
     return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(losses[hyperedges].sum()),
-                          lm_score(hg, matrix, oracle.words))
+                          lm_score(hg, matrix, oracle.words), application_values(hg))
 
 
 def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value: float,
                         feats: RewriteFeaturiser, lm_idx: int) -> tuple[np.ndarray, np.ndarray]:
-    """φ of a derivation: its rules' features, dropped and written counts, and its LM score."""
+    """φ of a derivation: its rules' features, its per-application features and its LM score."""
     hg = ex.hypergraph
-    dropped, written = hyperedge_counts(hg)
     parts = [feats(hg.rules[int(hg.hyperedge_rule[e])]) for e in hyperedges]
-    hs = list(hyperedges)
-    parts.append((np.array([feats.dropped_index, feats.words_index, lm_idx], dtype=np.int64),
-                  np.array([dropped[hs].sum(), written[hs].sum(), lm_value])))
+    applied = ex.application[list(hyperedges)].sum(axis=0)
+    parts.append((np.append(feats.application_index, lm_idx), np.append(applied, lm_value)))
     return sparse_sum(parts)
 
 
@@ -121,7 +124,7 @@ def train_rewriter(examples: Sequence[RewriteExample], feats: RewriteFeaturiser,
     def violation(i: int, w: np.ndarray) -> Violation:
         ex = examples[i]
         hg = ex.hypergraph
-        scores = hyperedge_scores(hg, w, feats)
+        scores = hyperedge_scores(hg, w, feats, ex.application)
         weight = float(w[lm_idx])
         lm = scaled_lm(ex.lm, weight)
         aug = decode(hg, scores + ex.losses, lm, None, max_states)

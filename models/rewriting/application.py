@@ -1,0 +1,104 @@
+"""Per-application features of the rewriting model: what one hyperedge does to *this* source tree.
+
+A rule's own features (:mod:`~dualdecomp.models.rewriting.features`) are the same wherever it applies;
+these depend on the source tokens it meets, so the chart's hypergraph computes them per hyperedge
+(:func:`application_values`, one row per hyperedge, columns in :data:`APPLICATION` order):
+
+* ``dropped`` — the source tokens the hyperedge deletes (its deleted words and every leaf under its
+  deleted variables); ``words`` — the target words it writes (the length bias);
+* ``dropped.C`` — the deleted tokens whose POS tag falls in class C (:data:`POS_CLASSES`, from the
+  preterminal's fine tag): deleting a determiner and deleting a verb are not the same edit;
+* ``dropped_head.C`` — 1 when the hyperedge deletes the lexical head of the node it rewrites (the
+  dependency head that projects it, ``Tree.head``) while keeping some of that node's tokens, C the head's
+  class. Deleting a whole phrase happens at its parent (a deleted variable); deleting its head and keeping
+  its dependents leaves a headless phrase ("have been adapted to" → "have been to"), which the flat trees
+  of :func:`dualdecomp.data.trees.from_dependency` cannot tell from deleting an auxiliary without it.
+
+Trees without heads (``Tree.head == -1``) never fire ``dropped_head``. All values are sums over
+hyperedges, so the chart stays exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dualdecomp.solvers.rewriting import RewriteHypergraph
+
+__all__ = ["APPLICATION", "POS_CLASSES", "application_values", "hyperedge_counts", "pos_class"]
+
+POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
+               "other")
+"""Coarse classes of the fine (PTB) tags."""
+
+_TAG_CLASS = {
+    "NN": "noun", "NNS": "noun", "NNP": "proper", "NNPS": "proper",
+    "VB": "verb", "VBD": "verb", "VBG": "verb", "VBN": "verb", "VBP": "verb", "VBZ": "verb", "MD": "verb",
+    "JJ": "adj", "JJR": "adj", "JJS": "adj", "RB": "adv", "RBR": "adv", "RBS": "adv", "WRB": "adv",
+    "CD": "num", "PRP": "pron", "PRP$": "pron", "WP": "pron", "WP$": "pron", "EX": "pron",
+    "DT": "det", "PDT": "det", "WDT": "det", "IN": "adp", "TO": "adp", "RP": "adp", "CC": "conj",
+    ",": "punct", ".": "punct", ":": "punct", "``": "punct", "''": "punct", "-LRB-": "punct",
+    "-RRB-": "punct", "HYPH": "punct", "NFP": "punct",
+}
+_CLASS_ID = {c: i for i, c in enumerate(POS_CLASSES)}
+
+APPLICATION = (("dropped", "words") + tuple(f"dropped.{c}" for c in POS_CLASSES)
+               + tuple(f"dropped_head.{c}" for c in POS_CLASSES))
+"""Names of the per-application features, the columns of :func:`application_values`."""
+_CLASS_COL = 2
+_HEAD_COL = 2 + len(POS_CLASSES)
+
+
+def pos_class(tag: str) -> str:
+    """The coarse class of a fine POS tag (``other`` for tags outside :data:`POS_CLASSES`' map)."""
+    return _TAG_CLASS.get(tag, "other")
+
+
+def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
+    """Per hyperedge: the source tokens it deletes and the target words it writes (float64)."""
+    dropped = np.diff(hg.drop_ptr).astype(np.float64)
+    words = np.concatenate(([0], np.cumsum(hg.item_code >= 0)))  # word items up to each position
+    written = (words[hg.item_ptr[1:]] - words[hg.item_ptr[:-1]]).astype(np.float64)
+    return dropped, written
+
+
+def _token_classes(hg: RewriteHypergraph) -> np.ndarray:
+    """The POS class id of every source token (its preterminal's tag)."""
+    out = np.full(hg.n, _CLASS_ID["other"], dtype=np.int64)
+    tree = hg.tree
+    for i, node in enumerate(tree.nodes):
+        if node.is_leaf and tree.parent[i] >= 0:
+            out[node.index] = _CLASS_ID[pos_class(tree.nodes[tree.parent[i]].label)]
+    return out
+
+
+def application_values(hg: RewriteHypergraph) -> np.ndarray:
+    """The per-application features of every hyperedge.
+
+    Parameters
+    ----------
+    hg : RewriteHypergraph
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 of shape (hyperedges, len(APPLICATION)), columns in :data:`APPLICATION` order.
+    """
+    m = hg.num_hyperedges
+    out = np.zeros((m, len(APPLICATION)), dtype=np.float64)
+    out[:, 0], out[:, 1] = hyperedge_counts(hg)
+    if m == 0 or hg.drop_idx.size == 0:
+        return out
+    classes = _token_classes(hg)
+    edge_of = np.repeat(np.arange(m), np.diff(hg.drop_ptr))
+    np.add.at(out, (edge_of, _CLASS_COL + classes[hg.drop_idx]), 1.0)
+    tree = hg.tree
+    heads = np.array([node.head for node in tree.nodes], dtype=np.int64)
+    sizes = np.array([sum(1 for j in range(i, tree.end[i]) if tree.nodes[j].is_leaf)
+                      for i in range(len(tree.nodes))], dtype=np.int64)
+    edge_head = heads[hg.hyperedge_node]
+    hit = hg.drop_idx == edge_head[edge_of]  # the dropped token is its hyperedge's node's head
+    partial = np.diff(hg.drop_ptr) < sizes[hg.hyperedge_node]  # the hyperedge keeps part of its node
+    edges = np.unique(edge_of[hit])
+    edges = edges[partial[edges]]
+    out[edges, _HEAD_COL + classes[edge_head[edges]]] = 1.0
+    return out
