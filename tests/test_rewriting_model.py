@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.trees import Tree, leaf, preterminal
-from dualdecomp.models.rewriting.application import APPLICATION, application_values, pos_class
+from dualdecomp.models.rewriting.application import APPLICATION, HEAD_COLUMNS, application_values, pos_class
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, rule_feature_strings
 from dualdecomp.models.rewriting.lm_matrix import scaled_lm
 from dualdecomp.models.rewriting.loss import reference_shares
@@ -258,3 +258,17 @@ def test_damaged_model_json_is_a_model_error(tmp_path):
 def test_leaf_helper_is_consistent():
     assert _tree().indices() == [0, 1, 2, 3, 4]
     assert leaf("x", 0).is_leaf
+
+
+def test_oracle_head_price_keeps_heads():
+    # no reference has the verb: the loss-minimal oracle deletes it and keeps its object (a headless VP)
+    shares = reference_shares([["Kim", "a", "car", "."], ["Kim", "the", "car", "."]])
+    grammar = RewriteGrammar([*_grammar(), *_headless_rules()])
+    heads = list(HEAD_COLUMNS)
+    free = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5)
+    assert free.application[list(free.oracle)][:, heads].sum() > 0
+    priced = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, head_price=2.0)
+    assert priced.application[list(priced.oracle)][:, heads].sum() == 0
+    # the oracle's loss is the loss alone, never the price, and the price costs the oracle some loss
+    assert priced.oracle_loss == pytest.approx(float(priced.losses[list(priced.oracle)].sum()), abs=1e-12)
+    assert priced.oracle_loss > free.oracle_loss

@@ -24,7 +24,8 @@ import numpy as np
 
 from dualdecomp.solvers.rewriting import RewriteHypergraph
 
-__all__ = ["APPLICATION", "POS_CLASSES", "application_values", "hyperedge_counts", "pos_class"]
+__all__ = ["APPLICATION", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "hyperedge_counts",
+           "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -46,6 +47,8 @@ APPLICATION = (("dropped", "words") + tuple(f"dropped.{c}" for c in POS_CLASSES)
 """Names of the per-application features, the columns of :func:`application_values`."""
 _CLASS_COL = 2
 _HEAD_COL = 2 + len(POS_CLASSES)
+HEAD_COLUMNS = range(_HEAD_COL, _HEAD_COL + len(POS_CLASSES))
+"""The columns of the ``dropped_head`` features."""
 
 
 def pos_class(tag: str) -> str:

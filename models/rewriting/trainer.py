@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delete-weight", type=float, default=1.0, metavar="BETA",
                         help="beta of the loss: the price of deleting a word the references keep "
                              "(default: %(default)s)")
+    parser.add_argument("--oracle-head-price", type=float, default=0.0, metavar="P",
+                        help="loss the oracle adds per phrase whose head it deletes while keeping some "
+                             "of its words (default: %(default)s)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
@@ -47,14 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
     """Train and write the model directory; return a short report."""
-    if args.epochs < 1 or args.min_count < 1 or not args.delete_weight >= 0:
-        raise InputError("--epochs and --min-count must be >= 1 and --delete-weight >= 0")
+    prices = (args.delete_weight, args.oracle_head_price)
+    if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
+        raise InputError("--epochs and --min-count must be >= 1, --delete-weight and --oracle-head-price "
+                         ">= 0")
     DecodeSettings(args.lm_scale, args.word_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
-                                       delete_weight=args.delete_weight, lm_scale=args.lm_scale,
+                                       delete_weight=args.delete_weight,
+                                       oracle_head_price=args.oracle_head_price, lm_scale=args.lm_scale,
                                        word_bias=args.word_bias)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}

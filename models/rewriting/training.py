@@ -20,7 +20,7 @@ import numpy as np
 
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel
-from dualdecomp.models.rewriting.application import application_values
+from dualdecomp.models.rewriting.application import HEAD_COLUMNS, application_values
 from dualdecomp.models.rewriting.features import RewriteFeaturiser
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
 from dualdecomp.models.rewriting.loss import ReferenceShares
@@ -92,16 +92,22 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
 
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
-                 lm: LanguageModel | None, delete_weight: float = 1.0) -> RewriteExample:
+                 lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0
+                 ) -> RewriteExample:
     """The training example of one source tree (module docstring; ``delete_weight``: β of
-    :func:`hyperedge_losses`)."""
+    :func:`hyperedge_losses`; ``head_price``: what the oracle's search adds to the loss for each phrase
+    whose head it deletes while keeping some of its words, the ``dropped_head`` features of
+    :mod:`~dualdecomp.models.rewriting.application`; 0 in the shipped recipe. The example's
+    ``oracle_loss`` and the loss-augmented decodes use the loss alone)."""
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
     losses = hyperedge_losses(hg, shares, delete_weight)
+    application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
-    oracle = decode(hg, -ORACLE_LOSS_SCALE * losses - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
+    priced = losses + head_price * application[:, list(HEAD_COLUMNS)].sum(axis=1)
+    oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
     hyperedges = list(oracle.hyperedges)
     return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(losses[hyperedges].sum()),
-                          lm_score(hg, matrix, oracle.words), application_values(hg))
+                          lm_score(hg, matrix, oracle.words), application)
 
 
 def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value: float,
