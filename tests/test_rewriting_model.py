@@ -272,3 +272,18 @@ def test_oracle_head_price_keeps_heads():
     # the oracle's loss is the loss alone, never the price, and the price costs the oracle some loss
     assert priced.oracle_loss == pytest.approx(float(priced.losses[list(priced.oracle)].sum()), abs=1e-12)
     assert priced.oracle_loss > free.oracle_loss
+
+
+def test_simplicity_features_price_substitutions_by_frequency_and_length():
+    logp = {"purchased": -5.0, "bought": -3.5, "Kim": -6.0, "really": -2.0}
+    insertion = RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)),
+                            Frag(NODE, "VBD", (Frag(WORD, "really"), Frag(WORD, "bought"))), (), (None, 0))
+    by_name = {t: v for t, _, v in rule_feature_strings(insertion, unigram=logp.__getitem__)}
+    assert by_name["simp.logfreq_gain"] == pytest.approx(1.5)  # log10 p(bought) − log10 p(purchased)
+    assert by_name["simp.chars_saved"] == 3.0  # 9 − 6 characters
+    assert by_name["simp.inserted_logfreq"] == -2.0
+    plain = {t for t, _, _ in rule_feature_strings(insertion)}
+    assert not any(t.startswith("simp.") for t in plain)  # no unigram LM, no simplicity features
+    kim = Frag(NODE, "NNP", (Frag(WORD, "Kim"),))
+    copy = RewriteRule(kim, kim, (), (0,))
+    assert not any(t.startswith("simp.") for t, _, _ in rule_feature_strings(copy, unigram=logp.__getitem__))

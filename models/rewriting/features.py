@@ -17,7 +17,10 @@ For a rule ⟨X, Y⟩ → ⟨α, γ, links, word_links⟩ (binary unless stated)
 * **terminals**: each common, inserted, substituted (``source→target``) and deleted terminal;
   whether the pre-terminal (or terminal) sequences are identical;
 * **length**: whether γ is shorter / longer than α (frontier items), and whether γ is a compression of α
-  by deletion only (no substitution, insertion or reordering).
+  by deletion only (no substitution, insertion or reordering);
+* **simplicity** (real, with a unigram LM): over the substituted terminals s → t, the sum of
+  ``log10 p(t) − log10 p(s)`` (a more common word is usually a simpler one) and of ``len(s) − len(t)``
+  in characters; over the inserted terminals, the sum of ``log10 p(t)``.
 
 Per application (computed on the source tree by the chart, not by the rule;
 :mod:`~dualdecomp.models.rewriting.application`): ``dropped`` — the number of source tokens the
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,7 +52,7 @@ TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x
              "order.numbers", "order.labels", "order.same_labels", "term.common", "term.inserted",
              "term.substituted", "term.deleted", "seq.same_preterminals", "seq.same_terminals",
              "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words", "dropped.pos",
-             "dropped_head.pos")
+             "dropped_head.pos", "simp.logfreq_gain", "simp.chars_saved", "simp.inserted_logfreq")
 _T = {name: i for i, name in enumerate(TEMPLATES)}
 
 
@@ -121,8 +124,8 @@ def _preterminals(frag: Frag) -> list[str]:
     return out
 
 
-def rule_feature_strings(rule: RewriteRule, stats: RuleStatistics | None = None
-                         ) -> list[tuple[str, str, float]]:
+def rule_feature_strings(rule: RewriteRule, stats: RuleStatistics | None = None,
+                         unigram: Callable[[str], float] | None = None) -> list[tuple[str, str, float]]:
     """The (template, value, weight) triples of a rule's own features (before hashing).
 
     Parameters
@@ -130,6 +133,9 @@ def rule_feature_strings(rule: RewriteRule, stats: RuleStatistics | None = None
     rule : RewriteRule
     stats : RuleStatistics, optional
         The grammar's relative frequencies (no log-probability features without them).
+    unigram : callable, optional
+        ``log10 p(word)`` of the target LM (:func:`~dualdecomp.models.rewriting.lm_matrix.unigram_scorer`;
+        no simplicity features without it).
 
     Returns
     -------
@@ -170,13 +176,20 @@ def rule_feature_strings(rule: RewriteRule, stats: RuleStatistics | None = None
         feats.append(("order.labels", " ".join(t_labels), 1.0))
         if [linked[j] for j in rule.links] == linked:
             feats.append(("order.same_labels", "", 1.0))
+    gain = saved = inserted = 0.0
     for w, j in zip(t_words, rule.word_links, strict=True):
         if j is None:
             feats.append(("term.inserted", w, 1.0))
+            inserted += unigram(w) if unigram is not None else 0.0
         elif s_words[j].label == w:
             feats.append(("term.common", w, 1.0))
         else:
             feats.append(("term.substituted", f"{s_words[j].label}→{w}", 1.0))
+            if unigram is not None:
+                gain += unigram(w) - unigram(s_words[j].label)
+                saved += len(s_words[j].label) - len(w)
+    feats += [(name, "", v) for name, v in (("simp.logfreq_gain", gain), ("simp.chars_saved", saved),
+                                            ("simp.inserted_logfreq", inserted)) if v]
     feats += [("term.deleted", f.label, 1.0) for f in s_words if not f.kept]
     if _preterminals(src) == _preterminals(tgt):
         feats.append(("seq.same_preterminals", "", 1.0))
@@ -200,6 +213,8 @@ class RewriteFeaturiser:
         log2 of the weight-vector size.
     stats : RuleStatistics, optional
         The grammar's relative frequencies.
+    unigram : callable, optional
+        ``log10 p(word)`` of the target LM, for the simplicity features.
 
     Attributes
     ----------
@@ -211,9 +226,11 @@ class RewriteFeaturiser:
         :func:`~dualdecomp.models.rewriting.application.application_values`).
     """
 
-    def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None) -> None:
+    def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None,
+                 unigram: Callable[[str], float] | None = None) -> None:
         self.hash_bits = hash_bits
         self.stats = stats
+        self.unigram = unigram
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.application_index = np.array([self._index(*_application_template(name))
                                            for name in APPLICATION], dtype=np.int64)
@@ -228,6 +245,6 @@ class RewriteFeaturiser:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        idx, val = named_features(rule_feature_strings(rule, self.stats), _T, self.hash_bits)
+        idx, val = named_features(rule_feature_strings(rule, self.stats, self.unigram), _T, self.hash_bits)
         self._cache[key] = (idx, val)
         return idx, val

@@ -8,14 +8,14 @@ model gives its backed-off bigram probabilities here. The chart adds ``lm_weight
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import kenlm
 import numpy as np
 
 from dualdecomp.models.lm import LanguageModel
 
-__all__ = ["bigram_matrix", "scaled_lm"]
+__all__ = ["bigram_matrix", "scaled_lm", "unigram_scorer"]
 
 
 def bigram_matrix(lm: LanguageModel, vocab: Sequence[str]) -> np.ndarray:
@@ -48,6 +48,22 @@ def bigram_matrix(lm: LanguageModel, vocab: Sequence[str]) -> np.ndarray:
         for j, target in zip(cols, targets, strict=True):
             row[j] = model.BaseScore(state, target, scratch)
     return out
+
+
+def unigram_scorer(lm: LanguageModel) -> Callable[[str], float]:
+    """``log10 p(w)`` of a raw token with no context (the LM's unigram, through the project's wrapper:
+    unknown words as ``<rare>``), cached per token: how common a word is, the rewriting model's
+    simplicity features (:mod:`~dualdecomp.models.rewriting.features`)."""
+    model = lm.kenlm_model
+    cache: dict[str, float] = {}
+
+    def score(token: str) -> float:
+        hit = cache.get(token)
+        if hit is None:
+            hit = cache[token] = float(model.score(lm.lm_word(token), bos=False, eos=False))
+        return hit
+
+    return score
 
 
 def scaled_lm(matrix: np.ndarray | None, weight: float) -> np.ndarray | None:

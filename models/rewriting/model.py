@@ -33,7 +33,7 @@ from dualdecomp.models.lm import LanguageModel, load_lm
 from dualdecomp.models.rewriting.application import application_values, hyperedge_counts
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
-from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm
+from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm, unigram_scorer
 from dualdecomp.solvers.rewriting import (
     Budget,
     RewriteComponent,
@@ -224,7 +224,8 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     model = RewriteModel(weights, bits, meta)
     grammar = load_rewrite_grammar(d / str(spec.get("grammar", "grammar.bin")))
     lm = load_lm(d / spec["lm"]) if spec.get("lm") else None
-    feats = RewriteFeaturiser(bits, RuleStatistics.from_rules(grammar.rules))
+    feats = RewriteFeaturiser(bits, RuleStatistics.from_rules(grammar.rules),
+                              unigram_scorer(lm) if lm is not None else None)
     if max_states is None:
         max_states = meta.get("max_states")
     settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(lm_scale, word_bias)

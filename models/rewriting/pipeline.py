@@ -38,6 +38,7 @@ from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentence
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
+from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, save_rewrite_model
 from dualdecomp.models.rewriting.training import make_example, train_rewriter
@@ -182,7 +183,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                         order=settings.lm_order)
         lm = load_lm(work / "lm.binary")
         save_rewrite_grammar(grammar, work / "grammar.bin")
-        feats = RewriteFeaturiser(settings.hash_bits, RuleStatistics.from_rules(grammar.rules))
+        feats = RewriteFeaturiser(settings.hash_bits, RuleStatistics.from_rules(grammar.rules),
+                                  unigram_scorer(lm))
         examples = []
         for ex in ptrain:
             refs = [r.tokens for name in sets for r in ex.references[name]]
