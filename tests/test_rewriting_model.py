@@ -105,6 +105,13 @@ def test_reference_shares_and_loss():
     source = ["Kim", "purchased", "a", "car", "."]
     # writes Kim bought car; deletes "a" (kept by both: 1.0) and "." (kept by none: 0)
     assert shares.loss(source, ["Kim", "bought", "car"], [2, 4]) == pytest.approx(0 + 0.5 + 0 + 1.0 + 0)
+    assert shares.bigrams[("<s>", "kim")] == 1.0 and shares.bigrams[("kim", "bought")] == 0.5
+    # bigrams written: <s> kim (1.0), kim bought (0.5), bought car (0), car </s> (1.0)
+    assert shares.loss(source, ["Kim", "bought", "car"], [2, 4], bigram_weight=2.0) == pytest.approx(
+        1.5 + 2.0 * (0 + 0.5 + 1 + 0))
+    costs = shares.bigram_costs(["Kim", "car", "got"])
+    assert costs.shape == (5, 5) and costs[3, 0] == 0.0 and costs[1, 4] == 0.0 and costs[0, 2] == 0.5
+    assert costs[0, 1] == 1.0 and costs[:, 3].sum() == 0.0 and costs[4].sum() == 0.0
 
 
 def test_hyperedge_losses_add_up_to_the_derivation_loss():
@@ -153,10 +160,11 @@ def test_ssvm_separable_toy_problem_is_learnt():
     assert stats.augmented == 10 and stats.updates >= 1
 
 
-def test_training_moves_towards_the_oracle():
+@pytest.mark.parametrize("bigram_weight", [0.0, 1.0])
+def test_training_moves_towards_the_oracle(bigram_weight):
     grammar = _grammar()
     shares = reference_shares([["Kim", "bought", "a", "car", "."]])
-    ex = make_example(_tree(), grammar, shares, None)
+    ex = make_example(_tree(), grammar, shares, None, bigram_weight=bigram_weight)
     feats = RewriteFeaturiser(12, RuleStatistics.from_rules(grammar.rules))
     w, _ = train_rewriter([ex], feats, SsvmConfig(epochs=40, lam=0.0))
     best = decode(ex.hypergraph, hyperedge_scores(ex.hypergraph, w, feats))
@@ -287,3 +295,22 @@ def test_simplicity_features_price_substitutions_by_frequency_and_length():
     kim = Frag(NODE, "NNP", (Frag(WORD, "Kim"),))
     copy = RewriteRule(kim, kim, (), (0,))
     assert not any(t.startswith("simp.") for t, _, _ in rule_feature_strings(copy, unigram=logp.__getitem__))
+
+
+@pytest.mark.parametrize("bigram_weight", [0.5, 2.0])
+def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weight):
+    grammar = RewriteGrammar([*_grammar(), *_headless_rules()])
+    shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."],
+                               ["A", "car", "was", "purchased", "."]])
+    ex = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, bigram_weight=bigram_weight)
+    hg = ex.hypergraph
+
+    def loss(edges, words):
+        deleted = [int(k) for e in edges for k in hg.dropped(e)]
+        return shares.loss(hg.words, list(words), [], bigram_weight) + 0.5 * shares.delete_costs(
+            hg.words)[deleted].sum()
+
+    every = [(sorted(edges), words, loss(edges, words)) for edges, words in _enumerate(hg)]
+    assert ex.oracle_loss == pytest.approx(min(v for _, _, v in every), abs=1e-9)
+    own = [v for edges, _, v in every if edges == sorted(ex.oracle)]
+    assert own == [pytest.approx(ex.oracle_loss, abs=1e-9)]  # the oracle's loss is its own derivation's

@@ -16,17 +16,26 @@ or 1 and ``Δ`` is the false positives plus the deleted reference words: the Ham
 length term (which needs no separate term here, since deleting a kept word already costs). Both sums are
 over items of single hyperedges (the words a rule writes; the source tokens an application deletes),
 hence additive and exact in the chart.
+
+SARI scores n-grams up to 4, and a bag of words cannot tell "have been adapted to" from "have been to".
+An optional **bigram** term (weight α, ``bigram_weight`` of the trainer) adds ``α (1 − r(a b))`` for each
+bigram ``a b`` the output writes, sentence boundaries included, with ``r(a b)`` the share of references
+that contain it: a written junction that no reference has costs α. It is a function of consecutive
+written words, as the target LM is, so the chart adds it exactly as a second bigram matrix
+(:meth:`ReferenceShares.bigram_costs`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ReferenceShares", "reference_shares"]
+__all__ = ["BOS", "EOS", "ReferenceShares", "reference_shares"]
+
+BOS, EOS = "<s>", "</s>"
 
 
 @dataclass(frozen=True)
@@ -39,10 +48,14 @@ class ReferenceShares:
         Lower-cased word → share in (0, 1].
     references : int
         Number of references.
+    bigrams : dict
+        Lower-cased (word, word) → share of references with that bigram (``<s>`` and ``</s>`` mark the
+        sentence boundaries).
     """
 
     shares: dict[str, float]
     references: int
+    bigrams: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def share(self, word: str) -> float:
         """``r(word)`` (0 for a word no reference has)."""
@@ -56,9 +69,27 @@ class ReferenceShares:
         """``r(x_k)`` for each source token (the loss of deleting it)."""
         return np.array([self.share(w) for w in source], dtype=np.float64)
 
-    def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int]) -> float:
-        """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted``."""
-        return float(self.write_costs(written).sum() + self.delete_costs(source)[list(deleted)].sum())
+    def bigram_costs(self, vocab: Sequence[str]) -> np.ndarray:
+        """The (V + 2, V + 2) matrix ``1 − r(a b)`` over a chart's vocabulary (the layout of the target LM's
+        bigram matrix: row V is ``<s>``, column V + 1 is ``</s>``; 0 into ``<s>`` and out of ``</s>``)."""
+        words = [w.lower() for w in vocab]
+        rows, cols = [*words, BOS], [*words, EOS]
+        out = np.zeros((len(vocab) + 2, len(vocab) + 2), dtype=np.float64)
+        for i, a in enumerate(rows):
+            for j, b in enumerate(cols):
+                out[i, j if j < len(vocab) else len(vocab) + 1] = 1.0 - self.bigrams.get((a, b), 0.0)
+        return out
+
+    def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int],
+             bigram_weight: float = 0.0) -> float:
+        """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted`` (plus
+        ``bigram_weight`` × the bigram term)."""
+        out = float(self.write_costs(written).sum() + self.delete_costs(source)[list(deleted)].sum())
+        if bigram_weight:
+            bounded = [BOS, *(w.lower() for w in written), EOS]
+            pairs = zip(bounded, bounded[1:], strict=False)
+            out += bigram_weight * sum(1.0 - self.bigrams.get(p, 0.0) for p in pairs)
+        return out
 
 
 def reference_shares(references: Sequence[Sequence[str]]) -> ReferenceShares:
@@ -76,7 +107,11 @@ def reference_shares(references: Sequence[Sequence[str]]) -> ReferenceShares:
     if not references:
         raise ValueError("reference_shares needs at least one reference")
     seen: Counter[str] = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
     for ref in references:
-        seen.update({w.lower() for w in ref})
+        words = [w.lower() for w in ref]
+        seen.update(set(words))
+        bounded = [BOS, *words, EOS]
+        pairs.update(set(zip(bounded, bounded[1:], strict=False)))
     m = len(references)
-    return ReferenceShares({w: c / m for w, c in seen.items()}, m)
+    return ReferenceShares({w: c / m for w, c in seen.items()}, m, {p: c / m for p, c in pairs.items()})

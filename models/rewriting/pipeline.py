@@ -86,6 +86,8 @@ class RewriteTrainingSettings:
         β of the loss (``dualdecomp.models.rewriting.training.hyperedge_losses``).
     oracle_head_price : float
         The oracle's price per deleted phrase head (``make_example``'s ``head_price``; 0: none).
+    bigram_loss : float
+        α of the loss's bigram term (``make_example``'s ``bigram_weight``; 0: none).
     lm_scale, word_bias : float
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
@@ -109,6 +111,7 @@ class RewriteTrainingSettings:
     lm_order: int = 2
     delete_weight: float = 1.0
     oracle_head_price: float = 0.0
+    bigram_loss: float = 0.0
     lm_scale: float = 1.0
     word_bias: float = 0.0
 
@@ -189,7 +192,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         for ex in ptrain:
             refs = [r.tokens for name in sets for r in ex.references[name]]
             examples.append(make_example(ex.source.tree, grammar, reference_shares(refs), lm,
-                                         settings.delete_weight, settings.oracle_head_price))
+                                         settings.delete_weight, settings.oracle_head_price,
+                                         settings.bigram_loss))
         say(f"{len(examples)} training charts")
         epochs: list[dict] = []
 

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--oracle-head-price", type=float, default=0.0, metavar="P",
                         help="loss the oracle adds per phrase whose head it deletes while keeping some "
                              "of its words (default: %(default)s)")
+    parser.add_argument("--bigram-loss", type=float, default=0.0, metavar="A",
+                        help="weight of the loss's bigram term: A x (1 - share of references with the "
+                             "bigram) per bigram written (default: %(default)s)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
@@ -50,17 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
     """Train and write the model directory; return a short report."""
-    prices = (args.delete_weight, args.oracle_head_price)
+    prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss)
     if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
-        raise InputError("--epochs and --min-count must be >= 1, --delete-weight and --oracle-head-price "
-                         ">= 0")
+        raise InputError("--epochs and --min-count must be >= 1, --delete-weight, --oracle-head-price and "
+                         "--bigram-loss >= 0")
     DecodeSettings(args.lm_scale, args.word_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
                                        delete_weight=args.delete_weight,
-                                       oracle_head_price=args.oracle_head_price, lm_scale=args.lm_scale,
+                                       oracle_head_price=args.oracle_head_price,
+                                       bigram_loss=args.bigram_loss, lm_scale=args.lm_scale,
                                        word_bias=args.word_bias)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}

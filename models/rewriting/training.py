@@ -65,6 +65,9 @@ class RewriteExample:
     application : numpy.ndarray
         The per-application features of every hyperedge
         (:func:`~dualdecomp.models.rewriting.application.application_values`).
+    bigram_loss : numpy.ndarray or None
+        α × :meth:`~dualdecomp.models.rewriting.loss.ReferenceShares.bigram_costs` of the chart's
+        vocabulary: the loss's bigram term, a matrix the chart adds like the LM (None: no bigram term).
     """
 
     hypergraph: RewriteHypergraph
@@ -74,6 +77,7 @@ class RewriteExample:
     oracle_loss: float
     oracle_lm: float
     application: np.ndarray
+    bigram_loss: np.ndarray | None = None
 
 
 def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weight: float = 1.0
@@ -92,22 +96,35 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
 
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
-                 lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0
-                 ) -> RewriteExample:
+                 lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0,
+                 bigram_weight: float = 0.0) -> RewriteExample:
     """The training example of one source tree (module docstring; ``delete_weight``: β of
     :func:`hyperedge_losses`; ``head_price``: what the oracle's search adds to the loss for each phrase
     whose head it deletes while keeping some of its words, the ``dropped_head`` features of
     :mod:`~dualdecomp.models.rewriting.application`; 0 in the shipped recipe. The example's
-    ``oracle_loss`` and the loss-augmented decodes use the loss alone)."""
+    ``oracle_loss`` and the loss-augmented decodes use the loss alone; ``bigram_weight``: α of the loss's
+    bigram term, :mod:`~dualdecomp.models.rewriting.loss`, 0 for none)."""
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
     losses = hyperedge_losses(hg, shares, delete_weight)
     application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
     priced = losses + head_price * application[:, list(HEAD_COLUMNS)].sum(axis=1)
-    oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3], matrix)
+    bigrams = bigram_weight * shares.bigram_costs(hg.vocab) if bigram_weight else None
+    oracle_matrix = added(matrix, None if bigrams is None else -ORACLE_LOSS_SCALE * bigrams)
+    oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3],
+                    oracle_matrix)
     hyperedges = list(oracle.hyperedges)
-    return RewriteExample(hg, losses, matrix, oracle.hyperedges, float(losses[hyperedges].sum()),
-                          lm_score(hg, matrix, oracle.words), application)
+    loss = float(losses[hyperedges].sum()) + lm_score(hg, bigrams, oracle.words)
+    return RewriteExample(hg, losses, matrix, oracle.hyperedges, loss, lm_score(hg, matrix, oracle.words),
+                          application, bigrams)
+
+
+def added(matrix: np.ndarray | None, other: np.ndarray | None) -> np.ndarray | None:
+    """The sum of two bigram matrices, either of which may be None (none); a forbidden (−inf) entry of
+    ``matrix`` stays forbidden (``other`` is finite)."""
+    if matrix is None or other is None:
+        return other if matrix is None else matrix
+    return matrix + other
 
 
 def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value: float,
@@ -132,7 +149,7 @@ def train_rewriter(examples: Sequence[RewriteExample], feats: RewriteFeaturiser,
         hg = ex.hypergraph
         scores = hyperedge_scores(hg, w, feats, ex.application)
         weight = float(w[lm_idx])
-        lm = scaled_lm(ex.lm, weight)
+        lm = added(scaled_lm(ex.lm, weight), ex.bigram_loss)
         aug = decode(hg, scores + ex.losses, lm, None, max_states)
         oracle_score = float(scores[list(ex.oracle)].sum()) + weight * ex.oracle_lm
         violated = aug.score - ex.oracle_loss > oracle_score + 1e-9
