@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from dualdecomp.core.errors import ModelError
 from dualdecomp.data.trees import Tree, leaf, preterminal
 from dualdecomp.models.rewriting.application import APPLICATION, HEAD_COLUMNS, application_values, pos_class
-from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, rule_feature_strings
+from dualdecomp.models.rewriting.features import (
+    RewriteFeaturiser,
+    RuleStatistics,
+    featuriser_for,
+    rule_feature_strings,
+)
 from dualdecomp.models.rewriting.lm_matrix import scaled_lm
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import (
@@ -224,7 +229,7 @@ def test_application_values_match_their_definitions(tree):
 def test_hyperedge_scores_are_the_features_dot_the_weights(values):
     hg = build_rewrite_hypergraph(_headed_tree(), [*_grammar(), *_headless_rules()],
                                   coverage=rewriting_coverage_rules)
-    feats = RewriteFeaturiser(10)
+    feats = RewriteFeaturiser(10, deletion_pos=True)
     w = np.zeros(1 << 10)
     assert len(set(feats.application_index.tolist())) == len(APPLICATION)  # no hash collision here
     w[feats.application_index] = values[:-1]
@@ -314,3 +319,24 @@ def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weigh
     assert ex.oracle_loss == pytest.approx(min(v for _, _, v in every), abs=1e-9)
     own = [v for edges, _, v in every if edges == sorted(ex.oracle)]
     assert own == [pytest.approx(ex.oracle_loss, abs=1e-9)]  # the oracle's loss is its own derivation's
+
+
+def test_feature_groups_switch_features_on_and_off():
+    logp = {"purchased": -5.0, "bought": -3.5}.__getitem__
+    stats = RuleStatistics.from_rules([_substitution()])
+    plain = featuriser_for(20, stats, logp, ())
+    both = featuriser_for(20, stats, logp, ("deletion-pos", "simplicity"))
+    assert plain.unigram is None and len(plain.application_columns) == 2
+    assert both.unigram is not None and len(both.application_columns) == len(APPLICATION)
+    assert len(plain(_substitution())[0]) < len(both(_substitution())[0])  # the simplicity features
+    hg = build_rewrite_hypergraph(_headed_tree(), [*_grammar(), *_headless_rules()],
+                                  coverage=rewriting_coverage_rules)
+    w = np.zeros(1 << 20)
+    w[both.application_index[2:]] = 7.0  # weights of the POS and head features: unused by `plain`
+    base = hyperedge_scores(hg, np.zeros(1 << 20), plain)
+    assert np.array_equal(hyperedge_scores(hg, w, plain), base)
+    assert not np.array_equal(hyperedge_scores(hg, w, both), base)
+    with pytest.raises(ValueError, match="unknown feature group"):
+        featuriser_for(20, stats, logp, ("syntax",))
+    with pytest.raises(ValueError, match="need the target LM"):
+        featuriser_for(20, stats, None, ("simplicity",))

@@ -43,7 +43,8 @@ from dualdecomp.models.rewriting.application import APPLICATION
 from dualdecomp.solvers.rewriting import RewriteRule
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag
 
-__all__ = ["TEMPLATES", "RewriteFeaturiser", "RuleStatistics", "rule_feature_strings"]
+__all__ = ["FEATURE_GROUPS", "TEMPLATES", "RewriteFeaturiser", "RuleStatistics", "featuriser_for",
+           "rule_feature_strings"]
 
 TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x", "root.y", "root.xy",
              "root.same", "pt.same_word", "pt.other_word", "id.src", "id.tgt", "id.rule", "unlex.src",
@@ -54,6 +55,31 @@ TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x
              "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words", "dropped.pos",
              "dropped_head.pos", "simp.logfreq_gain", "simp.chars_saved", "simp.inserted_logfreq")
 _T = {name: i for i, name in enumerate(TEMPLATES)}
+
+
+FEATURE_GROUPS = ("deletion-pos", "simplicity")
+"""Optional feature groups of the rewriting model (``meta.training.features`` of a model lists those it
+was trained with; none in a model without the field)."""
+
+
+def featuriser_for(hash_bits: int, stats: RuleStatistics, unigram: Callable[[str], float] | None,
+                   groups: Iterable[str]) -> RewriteFeaturiser:
+    """The featuriser of a model trained with the feature ``groups`` (:data:`FEATURE_GROUPS`;
+    ``unigram``: the target LM's, needed for ``simplicity``).
+
+    Raises
+    ------
+    ValueError
+        An unknown group, or ``simplicity`` without a unigram LM.
+    """
+    groups = set(groups)
+    unknown = groups - set(FEATURE_GROUPS)
+    if unknown:
+        raise ValueError(f"unknown feature group(s) {sorted(unknown)}; known: {', '.join(FEATURE_GROUPS)}")
+    if "simplicity" in groups and unigram is None:
+        raise ValueError("the simplicity features need the target LM")
+    return RewriteFeaturiser(hash_bits, stats, unigram if "simplicity" in groups else None,
+                             deletion_pos="deletion-pos" in groups)
 
 
 def _application_template(name: str) -> tuple[str, str]:
@@ -214,26 +240,31 @@ class RewriteFeaturiser:
     stats : RuleStatistics, optional
         The grammar's relative frequencies.
     unigram : callable, optional
-        ``log10 p(word)`` of the target LM, for the simplicity features.
+        ``log10 p(word)`` of the target LM: the simplicity features (feature group ``simplicity``).
+    deletion_pos : bool
+        Whether the per-application features include the deleted tokens' POS classes and deleted heads
+        (feature group ``deletion-pos``), besides ``dropped`` and ``words``.
 
     Attributes
     ----------
     dropped_index, words_index : int
         Indices of the per-application features ``dropped`` (source tokens deleted) and ``words`` (target
         words written).
+    application_columns : numpy.ndarray
+        int64, the columns of :func:`~dualdecomp.models.rewriting.application.application_values` in use.
     application_index : numpy.ndarray
-        int64, the indices of all per-application features, in ``APPLICATION`` order (the columns of
-        :func:`~dualdecomp.models.rewriting.application.application_values`).
+        int64, the hashed index of each of those columns' feature.
     """
 
     def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None,
-                 unigram: Callable[[str], float] | None = None) -> None:
+                 unigram: Callable[[str], float] | None = None, deletion_pos: bool = False) -> None:
         self.hash_bits = hash_bits
         self.stats = stats
         self.unigram = unigram
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.application_index = np.array([self._index(*_application_template(name))
-                                           for name in APPLICATION], dtype=np.int64)
+        self.application_columns = np.arange(len(APPLICATION) if deletion_pos else 2, dtype=np.int64)
+        self.application_index = np.array([self._index(*_application_template(APPLICATION[c]))
+                                           for c in self.application_columns], dtype=np.int64)
         self.dropped_index, self.words_index = (int(i) for i in self.application_index[:2])
 
     def _index(self, template: str, value: str = "") -> int:

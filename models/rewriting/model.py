@@ -32,7 +32,7 @@ from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
 from dualdecomp.models.rewriting.application import application_values, hyperedge_counts
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
-from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
+from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm, unigram_scorer
 from dualdecomp.solvers.rewriting import (
     Budget,
@@ -91,7 +91,8 @@ def hyperedge_scores(hg: RewriteHypergraph, weights: np.ndarray, feats: RewriteF
     rule_scores = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
     if application is None:
         application = application_values(hg)
-    return rule_scores[hg.hyperedge_rule] + application @ weights[feats.application_index]
+    return (rule_scores[hg.hyperedge_rule]
+            + application[:, feats.application_columns] @ weights[feats.application_index])
 
 
 def rules_for(grammar: RewriteGrammar, tree: Tree) -> list[RewriteRule]:
@@ -224,8 +225,12 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     model = RewriteModel(weights, bits, meta)
     grammar = load_rewrite_grammar(d / str(spec.get("grammar", "grammar.bin")))
     lm = load_lm(d / spec["lm"]) if spec.get("lm") else None
-    feats = RewriteFeaturiser(bits, RuleStatistics.from_rules(grammar.rules),
-                              unigram_scorer(lm) if lm is not None else None)
+    groups = (meta.get("training") or {}).get("features") or ()
+    try:
+        feats = featuriser_for(bits, RuleStatistics.from_rules(grammar.rules),
+                               unigram_scorer(lm) if lm is not None else None, groups)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{d / 'model.json'}: meta.training.features: {exc}") from None
     if max_states is None:
         max_states = meta.get("max_states")
     settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(lm_scale, word_bias)

@@ -37,7 +37,7 @@ from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
-from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics
+from dualdecomp.models.rewriting.features import RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, save_rewrite_model
@@ -88,6 +88,8 @@ class RewriteTrainingSettings:
         The oracle's price per deleted phrase head (``make_example``'s ``head_price``; 0: none).
     bigram_loss : float
         α of the loss's bigram term (``make_example``'s ``bigram_weight``; 0: none).
+    features : tuple of str
+        Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias : float
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
@@ -112,6 +114,7 @@ class RewriteTrainingSettings:
     delete_weight: float = 1.0
     oracle_head_price: float = 0.0
     bigram_loss: float = 0.0
+    features: tuple[str, ...] = ()
     lm_scale: float = 1.0
     word_bias: float = 0.0
 
@@ -186,8 +189,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                         order=settings.lm_order)
         lm = load_lm(work / "lm.binary")
         save_rewrite_grammar(grammar, work / "grammar.bin")
-        feats = RewriteFeaturiser(settings.hash_bits, RuleStatistics.from_rules(grammar.rules),
-                                  unigram_scorer(lm))
+        feats = featuriser_for(settings.hash_bits, RuleStatistics.from_rules(grammar.rules),
+                               unigram_scorer(lm), settings.features)
         examples = []
         for ex in ptrain:
             refs = [r.tokens for name in sets for r in ex.references[name]]

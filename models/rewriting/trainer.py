@@ -11,6 +11,7 @@ import argparse
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.registry import Trainer, TrainingContext
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
+from dualdecomp.models.rewriting.features import FEATURE_GROUPS
 from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings, train_rewrite_model
 
 
@@ -34,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bigram-loss", type=float, default=0.0, metavar="A",
                         help="weight of the loss's bigram term: A x (1 - share of references with the "
                              "bigram) per bigram written (default: %(default)s)")
+    parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
+                        help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
@@ -64,7 +67,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
                                        delete_weight=args.delete_weight,
                                        oracle_head_price=args.oracle_head_price,
-                                       bigram_loss=args.bigram_loss, lm_scale=args.lm_scale,
+                                       bigram_loss=args.bigram_loss,
+                                       features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}

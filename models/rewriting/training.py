@@ -132,7 +132,7 @@ def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value:
     """φ of a derivation: its rules' features, its per-application features and its LM score."""
     hg = ex.hypergraph
     parts = [feats(hg.rules[int(hg.hyperedge_rule[e])]) for e in hyperedges]
-    applied = ex.application[list(hyperedges)].sum(axis=0)
+    applied = ex.application[list(hyperedges)][:, feats.application_columns].sum(axis=0)
     parts.append((np.append(feats.application_index, lm_idx), np.append(applied, lm_value)))
     return sparse_sum(parts)
 
