@@ -111,12 +111,22 @@ def test_reference_shares_and_loss():
     # writes Kim bought car; deletes "a" (kept by both: 1.0) and "." (kept by none: 0)
     assert shares.loss(source, ["Kim", "bought", "car"], [2, 4]) == pytest.approx(0 + 0.5 + 0 + 1.0 + 0)
     assert shares.bigrams[("<s>", "kim")] == 1.0 and shares.bigrams[("kim", "bought")] == 0.5
-    # bigrams written: <s> kim (1.0), kim bought (0.5), bought car (0), car </s> (1.0)
+    # bigrams written: <s> kim (r 1, a source bigram: earns back beta = 1), kim bought (0.5), bought car
+    # (0), car </s> (1)
     assert shares.loss(source, ["Kim", "bought", "car"], [2, 4], bigram_weight=2.0) == pytest.approx(
-        1.5 + 2.0 * (0 + 0.5 + 1 + 0))
+        1.5 + 2.0 * (-1.0 + 0.5 + 1 + 0))
     costs = shares.bigram_costs(["Kim", "car", "got"])
     assert costs.shape == (5, 5) and costs[3, 0] == 0.0 and costs[1, 4] == 0.0 and costs[0, 2] == 0.5
     assert costs[0, 1] == 1.0 and costs[:, 3].sum() == 0.0 and costs[4].sum() == 0.0
+    # the deletion side: a source bigram earns back beta x its share when written
+    with_source = shares.bigram_costs(["Kim", "car", "got"], source, delete_weight=0.5)
+    assert with_source[3, 0] == pytest.approx(-0.5) and with_source[0, 2] == 0.5  # <s> Kim; Kim got
+    # unigrams: nothing written is missing, nothing deleted is kept (0); bigrams: <s> kim (source, r 1),
+    # kim a (r 0), a car (source, r 1), car </s> (r 1; the source ends "car .")
+    assert shares.loss(source, ["Kim", "a", "car"], [1, 4], bigram_weight=2.0, delete_weight=0.5) == (
+        pytest.approx(0.0 + 2.0 * (-0.5 + 1.0 - 0.5 + 0.0)))
+    assert shares.loss(source, ["Kim", "a", "car", "."], [1], bigram_weight=2.0, delete_weight=0.5) == (
+        pytest.approx(1.0 + 2.0 * (-0.5 + 1.0 - 0.5 + 1.0 + 1.0)))  # "." (r 0); car . and . </s> (r 0)
 
 
 def test_hyperedge_losses_add_up_to_the_derivation_loss():
@@ -312,8 +322,7 @@ def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weigh
 
     def loss(edges, words):
         deleted = [int(k) for e in edges for k in hg.dropped(e)]
-        return shares.loss(hg.words, list(words), [], bigram_weight) + 0.5 * shares.delete_costs(
-            hg.words)[deleted].sum()
+        return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5)
 
     every = [(sorted(edges), words, loss(edges, words)) for edges, words in _enumerate(hg)]
     assert ex.oracle_loss == pytest.approx(min(v for _, _, v in every), abs=1e-9)

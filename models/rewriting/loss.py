@@ -18,11 +18,14 @@ over items of single hyperedges (the words a rule writes; the source tokens an a
 hence additive and exact in the chart.
 
 SARI scores n-grams up to 4, and a bag of words cannot tell "have been adapted to" from "have been to".
-An optional **bigram** term (weight α, ``bigram_weight`` of the trainer) adds ``α (1 − r(a b))`` for each
-bigram ``a b`` the output writes, sentence boundaries included, with ``r(a b)`` the share of references
-that contain it: a written junction that no reference has costs α. It is a function of consecutive
-written words, as the target LM is, so the chart adds it exactly as a second bigram matrix
-(:meth:`ReferenceShares.bigram_costs`).
+An optional **bigram** term (weight α, ``bigram_weight`` of the trainer) adds, for each bigram ``a b`` the
+output writes (sentence boundaries included), ``α (1 − r(a b) − β r(a b) [a b is a bigram of the
+source])`` with ``r(a b)`` the share of references that contain it: a written junction that no
+reference has costs α, and a source bigram the references keep earns back, each time it is written, the
+``β r(a b)`` its loss would cost (the deletion side of the unigram loss, for bigrams, up to a constant;
+without it the term prices only what is written and its oracle deletes nearly everything). It is a
+function of consecutive written words, as the target LM is, so the chart adds it exactly as a second
+bigram matrix (:meth:`ReferenceShares.bigram_costs`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["BOS", "EOS", "ReferenceShares", "reference_shares"]
+__all__ = ["BOS", "EOS", "ReferenceShares", "bounded_bigrams", "reference_shares"]
 
 BOS, EOS = "<s>", "</s>"
 
@@ -69,27 +72,45 @@ class ReferenceShares:
         """``r(x_k)`` for each source token (the loss of deleting it)."""
         return np.array([self.share(w) for w in source], dtype=np.float64)
 
-    def bigram_costs(self, vocab: Sequence[str]) -> np.ndarray:
-        """The (V + 2, V + 2) matrix ``1 − r(a b)`` over a chart's vocabulary (the layout of the target LM's
-        bigram matrix: row V is ``<s>``, column V + 1 is ``</s>``; 0 into ``<s>`` and out of ``</s>``)."""
+    def bigram_cost(self, a: str, b: str, source_bigrams: frozenset[tuple[str, str]] = frozenset(),
+                    delete_weight: float = 0.0) -> float:
+        """The cost of writing the bigram ``a b`` (lower-cased): ``1 − r(a b)``, minus ``β r(a b)`` if it
+        is one of ``source_bigrams`` (β = ``delete_weight``)."""
+        share = self.bigrams.get((a, b), 0.0)
+        return 1.0 - share - (delete_weight * share if (a, b) in source_bigrams else 0.0)
+
+    def bigram_costs(self, vocab: Sequence[str], source: Sequence[str] = (), delete_weight: float = 0.0
+                     ) -> np.ndarray:
+        """The (V + 2, V + 2) matrix of :meth:`bigram_cost` over a chart's vocabulary (the layout of the
+        target LM's bigram matrix: row V is ``<s>``, column V + 1 is ``</s>``; 0 into ``<s>`` and out of
+        ``</s>``), for the source tokens ``source``."""
         words = [w.lower() for w in vocab]
+        pairs = bounded_bigrams(source) if source else frozenset()
         rows, cols = [*words, BOS], [*words, EOS]
         out = np.zeros((len(vocab) + 2, len(vocab) + 2), dtype=np.float64)
         for i, a in enumerate(rows):
             for j, b in enumerate(cols):
-                out[i, j if j < len(vocab) else len(vocab) + 1] = 1.0 - self.bigrams.get((a, b), 0.0)
+                out[i, j if j < len(vocab) else len(vocab) + 1] = self.bigram_cost(a, b, pairs, delete_weight)
         return out
 
     def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int],
-             bigram_weight: float = 0.0) -> float:
-        """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted`` (plus
-        ``bigram_weight`` × the bigram term)."""
-        out = float(self.write_costs(written).sum() + self.delete_costs(source)[list(deleted)].sum())
+             bigram_weight: float = 0.0, delete_weight: float = 1.0) -> float:
+        """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted``: β
+        (``delete_weight``) times the deletion side, plus ``bigram_weight`` × the bigram term."""
+        out = float(self.write_costs(written).sum()
+                    + delete_weight * self.delete_costs(source)[list(deleted)].sum())
         if bigram_weight:
             bounded = [BOS, *(w.lower() for w in written), EOS]
-            pairs = zip(bounded, bounded[1:], strict=False)
-            out += bigram_weight * sum(1.0 - self.bigrams.get(p, 0.0) for p in pairs)
+            pairs = bounded_bigrams(source)
+            out += bigram_weight * sum(self.bigram_cost(a, b, pairs, delete_weight)
+                                       for a, b in zip(bounded, bounded[1:], strict=False))
         return out
+
+
+def bounded_bigrams(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:
+    """The lower-cased bigrams of ``<s> tokens </s>``."""
+    bounded = [BOS, *(w.lower() for w in tokens), EOS]
+    return frozenset(zip(bounded, bounded[1:], strict=False))
 
 
 def reference_shares(references: Sequence[Sequence[str]]) -> ReferenceShares:
@@ -109,9 +130,7 @@ def reference_shares(references: Sequence[Sequence[str]]) -> ReferenceShares:
     seen: Counter[str] = Counter()
     pairs: Counter[tuple[str, str]] = Counter()
     for ref in references:
-        words = [w.lower() for w in ref]
-        seen.update(set(words))
-        bounded = [BOS, *words, EOS]
-        pairs.update(set(zip(bounded, bounded[1:], strict=False)))
+        seen.update({w.lower() for w in ref})
+        pairs.update(bounded_bigrams(ref))
     m = len(references)
     return ReferenceShares({w: c / m for w, c in seen.items()}, m, {p: c / m for p, c in pairs.items()})

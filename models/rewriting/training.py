@@ -109,7 +109,8 @@ def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
     application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
     priced = losses + head_price * application[:, list(HEAD_COLUMNS)].sum(axis=1)
-    bigrams = bigram_weight * shares.bigram_costs(hg.vocab) if bigram_weight else None
+    bigrams = (bigram_weight * shares.bigram_costs(hg.vocab, hg.words, delete_weight) if bigram_weight
+               else None)
     oracle_matrix = added(matrix, None if bigrams is None else -ORACLE_LOSS_SCALE * bigrams)
     oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3],
                     oracle_matrix)
