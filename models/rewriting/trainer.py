@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="loss the oracle adds per phrase whose head it deletes while keeping some "
                              "of its words (default: %(default)s)")
     parser.add_argument("--bigram-loss", type=float, default=0.0, metavar="A",
-                        help="weight of the loss's bigram term: A x (1 - share of references with the "
-                             "bigram) per bigram written (default: %(default)s)")
+                        help="weight of the loss's bigram term: per bigram written, A x (1 - r - BETA x "
+                             "r if the source has it), r its share of the references (default: "
+                             "%(default)s)")
     parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
                         help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
