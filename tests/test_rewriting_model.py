@@ -224,6 +224,7 @@ def _headless_rules() -> list[RewriteRule]:
 def test_application_values_match_their_definitions(tree):
     hg = build_rewrite_hypergraph(tree, [*_grammar(), *_headless_rules()], coverage=rewriting_coverage_rules)
     values = application_values(hg)
+    assert np.array_equal(application_values(hg, full=False), values[:, :2])  # dropped and words only
     fired = set()
     for e in range(hg.num_hyperedges):
         got = {name: float(v) for name, v in zip(APPLICATION, values[e], strict=True) if v}

@@ -74,30 +74,34 @@ def _token_classes(hg: RewriteHypergraph) -> np.ndarray:
     return out
 
 
-def application_values(hg: RewriteHypergraph) -> np.ndarray:
+def application_values(hg: RewriteHypergraph, full: bool = True) -> np.ndarray:
     """The per-application features of every hyperedge.
 
     Parameters
     ----------
     hg : RewriteHypergraph
+    full : bool
+        All columns; False: only ``dropped`` and ``words`` (what a model without the ``deletion-pos``
+        feature group reads), without computing the others.
 
     Returns
     -------
     numpy.ndarray
-        float64 of shape (hyperedges, len(APPLICATION)), columns in :data:`APPLICATION` order.
+        float64 of shape (hyperedges, len(APPLICATION)) (full) or (hyperedges, 2), columns in
+        :data:`APPLICATION` order.
     """
     m = hg.num_hyperedges
-    out = np.zeros((m, len(APPLICATION)), dtype=np.float64)
+    out = np.zeros((m, len(APPLICATION) if full else 2), dtype=np.float64)
     out[:, 0], out[:, 1] = hyperedge_counts(hg)
-    if m == 0 or hg.drop_idx.size == 0:
+    if not full or m == 0 or hg.drop_idx.size == 0:
         return out
     classes = _token_classes(hg)
     edge_of = np.repeat(np.arange(m), np.diff(hg.drop_ptr))
     np.add.at(out, (edge_of, _CLASS_COL + classes[hg.drop_idx]), 1.0)
     tree = hg.tree
     heads = np.array([node.head for node in tree.nodes], dtype=np.int64)
-    sizes = np.array([sum(1 for j in range(i, tree.end[i]) if tree.nodes[j].is_leaf)
-                      for i in range(len(tree.nodes))], dtype=np.int64)
+    leaves = np.concatenate(([0], np.cumsum([node.is_leaf for node in tree.nodes])))  # in preorder
+    sizes = leaves[np.asarray(tree.end)] - leaves[:-1]  # leaves under each node: nodes[i:end[i]]
     edge_head = heads[hg.hyperedge_node]
     hit = hg.drop_idx == edge_head[edge_of]  # the dropped token is its hyperedge's node's head
     partial = np.diff(hg.drop_ptr) < sizes[hg.hyperedge_node]  # the hyperedge keeps part of its node

@@ -247,6 +247,8 @@ class RewriteFeaturiser:
 
     Attributes
     ----------
+    unigram, deletion_pos
+        As given.
     dropped_index, words_index : int
         Indices of the per-application features ``dropped`` (source tokens deleted) and ``words`` (target
         words written).
@@ -261,6 +263,7 @@ class RewriteFeaturiser:
         self.hash_bits = hash_bits
         self.stats = stats
         self.unigram = unigram
+        self.deletion_pos = deletion_pos
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.application_columns = np.arange(len(APPLICATION) if deletion_pos else 2, dtype=np.int64)
         self.application_index = np.array([self._index(*_application_template(APPLICATION[c]))

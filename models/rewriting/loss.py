@@ -84,13 +84,14 @@ class ReferenceShares:
         """The (V + 2, V + 2) matrix of :meth:`bigram_cost` over a chart's vocabulary (the layout of the
         target LM's bigram matrix: row V is ``<s>``, column V + 1 is ``</s>``; 0 into ``<s>`` and out of
         ``</s>``), for the source tokens ``source``."""
+        V = len(vocab)
         words = [w.lower() for w in vocab]
         pairs = bounded_bigrams(source) if source else frozenset()
-        rows, cols = [*words, BOS], [*words, EOS]
-        out = np.zeros((len(vocab) + 2, len(vocab) + 2), dtype=np.float64)
-        for i, a in enumerate(rows):
-            for j, b in enumerate(cols):
-                out[i, j if j < len(vocab) else len(vocab) + 1] = self.bigram_cost(a, b, pairs, delete_weight)
+        out = np.zeros((V + 2, V + 2), dtype=np.float64)
+        cols = [*range(V), V + 1]
+        for i, a in enumerate([*words, BOS]):
+            for j, b in zip(cols, [*words, EOS], strict=True):
+                out[i, j] = self.bigram_cost(a, b, pairs, delete_weight)
         return out
 
     def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int],
