@@ -3,6 +3,13 @@
 Usage (from the repository root)::
 
     .venv/bin/python benchmarks/rewriting_decode_grid.py            # writes rewriting_decode_grid.jsonl
+    .venv/bin/python benchmarks/rewriting_decode_grid.py --biases   # rewriting_decode_grid_biases.jsonl
+
+``--biases`` runs the tenth rule of ``docs/rewriting.md`` ("Substitution and insertion biases"): the grid
+LM scale × word bias × substitution bias × insertion bias (:data:`GRID_BIASES`), the same choice, and a
+two-fold estimate of the choice's optimism (the rule applied to the dev sentences at even positions alone,
+its choice scored on the odd ones, and the other way round; ``held_out_mean_sari`` is the mean of the
+two held-out scores).
 
 The rule and the grid were written into ``docs/rewriting.md`` ("How decode settings are chosen") before
 the first run: on the 200 dev sentences at free length (exact chart), the setting with the highest mean of
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import sys
 import tempfile
@@ -54,21 +62,31 @@ from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
+from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
-from dualdecomp.models.rewriting.model import hyperedge_counts, hyperedge_scores
+from dualdecomp.models.rewriting.model import bias_counts, hyperedge_scores
 from dualdecomp.solvers.rewriting import decode, sentence_case
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "rewriting_decode_grid.jsonl"
+OUT_BIASES = ROOT / "benchmarks" / "rewriting_decode_grid_biases.jsonl"
 SCALES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 BIASES = (-60.0, -30.0, -15.0, 0.0, 15.0, 30.0, 60.0)
+GRID = {"lm_scale": SCALES, "word_bias": BIASES}
+"""The first grid (LM scale × word bias; the other biases 0)."""
+GRID_BIASES = {"lm_scale": (0.5, 0.75, 1.0, 1.25), "word_bias": (0.0, 30.0, 60.0, 90.0, 120.0),
+               "substitution_bias": (0.0, 240.0, 480.0, 720.0, 960.0),
+               "insertion_bias": (0.0, 120.0, 240.0)}
+"""The tenth rule's grid (docs/rewriting.md, "Substitution and insertion biases"): 300 settings."""
+STEPS = {"word_bias": 30.0, "substitution_bias": 240.0, "insertion_bias": 120.0}
+"""A bias dimension's step: the edge extension and the distance to the neutral setting."""
 TIE = 0.01
 CHUNK = 64  # lines parsed together: dualdecomp rewrite's default --batch-size
 
 
 def _prepare(rewriter: Rewriter, sources: tuple[str, ...]) -> list[tuple]:
-    """Per source: (hypergraph, w·φ scores, words written per hyperedge, bigram matrix, the source)."""
+    """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source)."""
     dec = rewriter.decoder
     out = []
     sentences = []
@@ -81,7 +99,7 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...]) -> list[tuple]:
         hg = dec.hypergraph(from_dependency(sentence))
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
-        out.append((hg, base, hyperedge_counts(hg)[1], bigrams,
+        out.append((hg, base, bias_counts(hg), bigrams,
                     detokenise(sentence, np.ones(sentence.n, dtype=bool))))
     return out
 
@@ -91,8 +109,8 @@ def _rewrites(rewriter: Rewriter, prepared: list[tuple], settings: DecodeSetting
     and how many were certified."""
     dec = replace(rewriter.decoder, settings=settings)
     texts, certified = [], 0
-    for hg, base, written, bigrams, source in prepared:
-        der = decode(hg, dec.biased(base, written), dec.scaled(bigrams), None, dec.max_states)
+    for hg, base, counts, bigrams, source in prepared:
+        der = decode(hg, dec.biased(base, counts), dec.scaled(bigrams), None, dec.max_states)
         certified += bool(der.certified)
         texts.append(sentence_case(der.text, source))
     return texts, certified
@@ -103,7 +121,11 @@ def _score(ids, texts, references: Path) -> dict:
         path = Path(tmp) / "p.jsonl"
         write_jsonl_atomic(path, [{"id": i, "rewrite": t} for i, t in zip(ids, texts, strict=True)])
         report = evaluate_rewrite_files(path, references, DEFAULT_SETS)
-    s = report.scores
+    return _row(report.scores)
+
+
+def _row(s) -> dict:
+    """The scores of a row: SARI per set and its parts, the mean, characters kept, mean words."""
     row = {f"sari_{r.name}": round(r.sari, 4) for r in s.sets}
     row["mean_sari"] = round(float(np.mean([r.sari for r in s.sets])), 4)
     for r in s.sets:
@@ -114,19 +136,59 @@ def _score(ids, texts, references: Path) -> dict:
     return row
 
 
-def _select(rows: list[dict]) -> dict:
-    """The rule: highest mean SARI; within TIE of it, fewer characters kept, then nearest (1, 0)."""
-    best = max(r["mean_sari"] for r in rows)
-    near = [r for r in rows if best - r["mean_sari"] < TIE]
-    return min(near, key=lambda r: (r["chars_kept"], abs(np.log(r["lm_scale"])) + abs(r["word_bias"]) / 30))
+def _distance(row: dict) -> float:
+    """How far a setting lies from the neutral one (scale 1, biases 0), in grid steps."""
+    return abs(np.log(row["lm_scale"])) + sum(abs(row.get(k, 0.0)) / step for k, step in STEPS.items())
 
 
-def _edge_extension(winner: dict, scales: list[float], biases: list[float]) -> list[tuple[float, float]]:
-    """The settings one step beyond the grid's edge the winner lies on (empty when inside)."""
-    s, b = winner["lm_scale"], winner["word_bias"]
-    new_scales = [s] if s not in (min(scales), max(scales)) else [s, s * 1.5 if s == max(scales) else s / 1.5]
-    new_biases = [b] if b not in (min(biases), max(biases)) else [b, b + 30 if b == max(biases) else b - 30]
-    return [(x, y) for x in new_scales for y in new_biases if (x, y) != (s, b)]
+def _select(rows: list[dict], key: str = "mean_sari") -> dict:
+    """The rule: highest ``key``; within TIE of it, fewer characters kept, then nearest the neutral
+    setting."""
+    best = max(r[key] for r in rows)
+    near = [r for r in rows if best - r[key] < TIE]
+    chars = "chars_kept" if key == "mean_sari" else key.replace("mean_sari", "chars_kept")
+    return min(near, key=lambda r: (r[chars], _distance(r)))
+
+
+def _step(name: str, value: float, up: bool) -> float:
+    if name == "lm_scale":
+        return value * 1.5 if up else value / 1.5
+    return value + STEPS[name] if up else value - STEPS[name]
+
+
+def _edge_extension(winner: dict, grid: dict[str, tuple[float, ...]]) -> list[dict[str, float]]:
+    """The settings one step beyond each grid edge the winner lies on (empty when inside): per dimension
+    the winner's value, plus the next one out when it is on that dimension's edge."""
+    values = []
+    for name, axis in grid.items():
+        v = winner[name]
+        values.append([v] if v not in (min(axis), max(axis)) else [v, _step(name, v, v == max(axis))])
+    settings = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*values)]
+    return [x for x in settings if any(x[k] != winner[k] for k in grid)]
+
+
+def _halves(corpus) -> dict[str, list[int]]:
+    """The two-fold split of the tenth rule: the dev sentences at even and at odd positions."""
+    n = len(corpus.ids)
+    return {"even": list(range(0, n, 2)), "odd": list(range(1, n, 2))}
+
+
+def _half_row(corpus, texts: list[str], positions: list[int], half: str) -> dict:
+    """``mean_sari_HALF`` and ``chars_kept_HALF`` of the rewrites at ``positions``."""
+    refs = {name: [corpus.references[name][k] for k in positions] for name in DEFAULT_SETS}
+    row = _row(evaluate_rewrites([corpus.sources[k] for k in positions], [texts[k] for k in positions], refs))
+    return {f"mean_sari_{half}": row["mean_sari"], f"chars_kept_{half}": row["chars_kept"]}
+
+
+def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari") -> dict:
+    """The rule on ``key``: the best setting, then once the edge extension (``run`` decodes a setting
+    not yet in ``rows``) and the best again."""
+    winner = _select(list(rows.values()), key)
+    extension = _edge_extension(winner, grid)
+    for setting in extension:
+        run(setting)
+    return {"winner": _select(list(rows.values()), key) if extension else winner,
+            "extended": [list(x.values()) for x in extension]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,8 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--references", type=Path, default=None,
                         help="rewriting dev corpus (default: ../shared/data/rewriting/dev.jsonl)")
     parser.add_argument("--model", default=None, help="rewriting model directory (default: embedded)")
-    parser.add_argument("--out", type=Path, default=OUT, help="JSONL result (default: %(default)s)")
+    parser.add_argument("--biases", action="store_true",
+                        help="the tenth rule's grid: LM scale x word, substitution and insertion biases, "
+                             "with its two-fold estimate of the choice's optimism")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"JSONL result (default: {OUT.name}; with --biases {OUT_BIASES.name})")
     args = parser.parse_args(argv)
+    grid = GRID_BIASES if args.biases else GRID
+    out_path = args.out or (OUT_BIASES if args.biases else OUT)
     references = args.references or default_references_path()
     corpus = read_rewrite_corpus(references, DEFAULT_SETS)
     rewriter = Rewriter(args.model)
@@ -143,37 +211,50 @@ def main(argv: list[str] | None = None) -> int:
     prepared = _prepare(rewriter, corpus.sources)
     print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     model_settings = rewriter.decoder.settings
-    rows: list[dict] = []
+    halves = _halves(corpus) if args.biases else {}
+    rows: dict[tuple, dict] = {}
 
-    def run(scale: float, bias: float) -> None:
+    def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
-        texts, certified = _rewrites(rewriter, prepared, DecodeSettings(scale, bias))
+        settings = DecodeSettings(**setting)
+        texts, certified = _rewrites(rewriter, prepared, settings)
         seconds = time.perf_counter() - t0
-        row = {"lm_scale": scale, "word_bias": bias, **_score(corpus.ids, texts, references),
+        row = {**setting, **_score(corpus.ids, texts, references),
                "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
-        if (scale, bias) == (model_settings.lm_scale, model_settings.word_bias):
+        for half, positions in halves.items():
+            row.update(_half_row(corpus, texts, positions, half))
+        if settings == model_settings:
             free = ROOT / "benchmarks" / "rewriting_dev" / "rewriter_free.jsonl"
             if args.model is None and free.is_file():
                 shipped = {r["id"]: r.get("rewrite") for _, r in read_jsonl_numbered(free)}
                 row["same_as_rewriter_free"] = sum(shipped.get(i) == t for i, t in zip(corpus.ids, texts,
                                                                                        strict=True))
-        rows.append(row)
+        rows[tuple(setting.values())] = row
         print(json.dumps(row), file=sys.stderr, flush=True)
 
-    for scale in SCALES:
-        for bias in BIASES:
-            run(scale, bias)
-    winner = _select(rows)
-    extension = _edge_extension(winner, list(SCALES), list(BIASES))
-    for scale, bias in extension:
-        run(scale, bias)
-    if extension:
-        winner = _select(rows)
-    selected = {"selected": {"lm_scale": winner["lm_scale"], "word_bias": winner["word_bias"]},
-                "mean_sari": winner["mean_sari"], "extended": [list(x) for x in extension],
+    for combo in itertools.product(*grid.values()):
+        run(dict(zip(grid, combo, strict=True)))
+    choice = _choose(rows, grid, run)
+    winner = choice["winner"]
+    selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
+                "extended": choice["extended"],
                 "rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length; ties within "
-                        f"{TIE} by fewer characters kept, then nearest (1, 0); edge winner extends once"}
-    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows, selected]),
+                        f"{TIE} by fewer characters kept, then nearest the neutral setting; an edge winner "
+                        "extends once"}
+    if args.biases:  # the two-fold estimate: chosen on one half, scored on the other
+        folds = {}
+        for half, other in (("even", "odd"), ("odd", "even")):
+            fold = _choose(rows, grid, run, f"mean_sari_{half}")
+            w = fold["winner"]
+            folds[f"chosen_on_{half}"] = {"selected": {k: w[k] for k in grid},
+                                          f"mean_sari_{half}": w[f"mean_sari_{half}"],
+                                          f"held_out_mean_sari_{other}": w[f"mean_sari_{other}"],
+                                          f"full_dev_choice_mean_sari_{other}": winner[f"mean_sari_{other}"],
+                                          "extended": fold["extended"]}
+        selected["two_fold"] = folds
+        selected["held_out_mean_sari"] = round(float(np.mean([f[k] for f in folds.values() for k in f
+                                                              if k.startswith("held_out")])), 4)
+    out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
     return 0

@@ -186,9 +186,20 @@ def test_decode_settings_options_change_the_rewrite_and_the_fingerprint(rewrite_
         assert row["certified"] is True
         lengths.append(len(row["rewrite"].split()))
     assert lengths[0] < lengths[1] <= lengths[2]
+    substitutions = []
+    for bias in ("-1000", "1000"):
+        assert main(["rewrite", SOURCES[1], "--model", str(rewrite_model), f"--substitution-bias={bias}",
+                     "--insertion-bias=0", "--json"]) == 0
+        row = json.loads(capsys.readouterr().out)
+        assert row["certified"] is True
+        substitutions.append(row["operations"]["substituted"])
+    assert substitutions[0] == 0 < substitutions[1]
     plain, scaled = Rewriter(rewrite_model), Rewriter(rewrite_model, lm_scale=0.5, word_bias=2.0)
     assert plain.fingerprint() != scaled.fingerprint()
     assert scaled.worker_factory()().decoder.settings == scaled.decoder.settings
+    biased = Rewriter(rewrite_model, substitution_bias=5.0, insertion_bias=-1.0)
+    assert biased.fingerprint() not in (plain.fingerprint(), scaled.fingerprint())
+    assert biased.worker_factory()().decoder.settings == biased.decoder.settings
 
 
 def test_a_beam_makes_the_rewrite_approximate(rewrite_model, capsys):
@@ -290,6 +301,8 @@ def test_workers_give_the_single_process_bytes(rewrite_model, source, tmp_path):
     (["x", "--max-states", "0"], "--max-states must be >= 1"),
     (["x", "--lm-scale", "-1"], "lm_scale must be >= 0"),
     (["x", "--word-bias", "nan"], "word_bias must be a finite number"),
+    (["x", "--substitution-bias", "inf"], "substitution_bias must be a finite number"),
+    (["x", "--insertion-bias", "nan"], "insertion_bias must be a finite number"),
     (["x", "--output", "o.jsonl"], "--output needs --input"),
     (["x", "--workers", "2"], "needs --input"),
     (["--input", "in.jsonl", "--resume"], "--resume needs --output"),

@@ -1,5 +1,6 @@
-"""Decode-time settings of the rewriting model (LM scale, per-word bias): the chart stays exact with them
-(brute force over derivations), they are stored in ``model.json`` → ``meta.decode`` and overridable."""
+"""Decode-time settings of the rewriting model (LM scale, per-word, per-substitution and per-insertion
+biases): the chart stays exact with them (brute force over derivations), they are stored in ``model.json``
+→ ``meta.decode`` and overridable."""
 
 from __future__ import annotations
 
@@ -18,29 +19,37 @@ from dualdecomp.models.rewriting.lm_matrix import scaled_lm
 from dualdecomp.models.rewriting.model import (
     RewriteDecoder,
     RewriteModel,
+    bias_counts,
     hyperedge_counts,
     hyperedge_scores,
     lm_index,
     load_rewrite_decoder,
     save_rewrite_model,
 )
-from dualdecomp.solvers.rewriting import EXACT, decode, derivation_score, save_rewrite_grammar
+from dualdecomp.solvers.rewriting import EXACT, OPERATIONS, decode, derivation_score, save_rewrite_grammar
 from tests.oracles.rewriting import best_rewrite
 from tests.test_rewriting_chart import _setup, allowed, random_budget
 from tests.test_rewriting_model import _grammar, _substitution, _tree
 
+_SUB, _INS = OPERATIONS.index("substituted"), OPERATIONS.index("inserted")
+
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.25, 0.5, 1.0, 1.5, 3.0]),
-       st.floats(-2.0, 2.0, allow_nan=False))
-def test_chart_with_word_bias_and_lm_scale_matches_brute_force(seed: int, scale: float, bias: float) -> None:
-    """The chart's best under scores + bias × words written per hyperedge and scale × LM equals the best
-    of every derivation enumerated, each scored Σ rule scores + bias × |yield| + scale × LM(yield)."""
+       st.floats(-2.0, 2.0, allow_nan=False), st.sampled_from([0.0, -1.5, 0.7, 3.0]),
+       st.sampled_from([0.0, -0.8, 1.2, 2.5]))
+def test_chart_with_biases_and_lm_scale_matches_brute_force(seed: int, scale: float, bias: float,
+                                                            sub_bias: float, ins_bias: float) -> None:
+    """The chart's best under scores + the biases × each hyperedge's counts (words written, substituted,
+    inserted) and scale × LM equals the best of every derivation enumerated, each scored Σ rule scores +
+    bias × |yield| + sub_bias × its substitutions + ins_bias × its insertions (the oracle's own operation
+    counts) + scale × LM(yield)."""
     rng, tree, hg, scores, lm, lm_of, derivs = _setup(seed)
     budget = random_budget(rng, hg)
-    biased = scores + bias * hyperedge_counts(hg)[1]
+    biased = scores + bias_counts(hg) @ np.array([bias, sub_bias, ins_bias])
     lm_scaled = scaled_lm(lm, scale)
-    shifted = [replace(d, score=d.score + bias * len(d.words)) for d in derivs]
+    shifted = [replace(d, score=d.score + bias * len(d.words) + sub_bias * d.operations[_SUB]
+                       + ins_bias * d.operations[_INS]) for d in derivs]
     best = best_rewrite(shifted, lambda words: scale * lm_of(words), allowed(budget, hg.source_chars))
     if best is None:
         with pytest.raises(InputError):
@@ -51,9 +60,11 @@ def test_chart_with_word_bias_and_lm_scale_matches_brute_force(seed: int, scale:
     assert math.isclose(d.score, best[0], rel_tol=0, abs_tol=1e-9)
     total, words = derivation_score(hg, biased, lm_scaled, d.hyperedges)
     assert words == d.words and math.isclose(total, d.score, rel_tol=0, abs_tol=1e-9)
-    # the biased score is the unbiased one plus bias per word written
+    # the biased score is the unbiased one plus the biases × the derivation's counts
     plain, _ = derivation_score(hg, scores, lm_scaled, d.hyperedges)
-    assert math.isclose(total, plain + bias * len(d.words), rel_tol=0, abs_tol=1e-9)
+    ops = d.operations
+    assert math.isclose(total, plain + bias * len(d.words) + sub_bias * ops.substituted
+                        + ins_bias * ops.inserted, rel_tol=0, abs_tol=1e-9)
 
 
 def test_decode_settings_validate() -> None:
@@ -65,13 +76,24 @@ def test_decode_settings_validate() -> None:
             DecodeSettings(**bad)
     assert DecodeSettings(2, 3).replace(word_bias=-1) == DecodeSettings(2, -1)
     assert DecodeSettings(2, 3).replace() == DecodeSettings(2, 3)
+    full = DecodeSettings(1, 0, 480, 120)
+    assert full.as_dict() == {"lm_scale": 1.0, "word_bias": 0.0, "substitution_bias": 480.0,
+                              "insertion_bias": 120.0}
+    assert full.replace(insertion_bias=0).as_dict() == {"lm_scale": 1.0, "word_bias": 0.0,
+                                                        "substitution_bias": 480.0}
+    assert full.biased and DecodeSettings(0.5, 0).biased is False and DecodeSettings(1, 0, 0, -1).biased
+    for bad in ({"substitution_bias": math.nan}, {"insertion_bias": "2"}, {"substitution_bias": False}):
+        with pytest.raises(InputError):
+            DecodeSettings(**bad)
 
 
 def test_decode_settings_from_meta() -> None:
     assert DecodeSettings.from_meta({}) == DecodeSettings()
     assert DecodeSettings.from_meta({"decode": {"lm_scale": 0.5, "word_bias": 15}}) == DecodeSettings(0.5, 15)
     assert DecodeSettings.from_meta({"decode": {"word_bias": -2}}) == DecodeSettings(1, -2)
-    for bad in ([1, 2], {"lm_scale": -1}, {"lm_scale": "x"}, {"bias": 1}):
+    assert DecodeSettings.from_meta({"decode": {"substitution_bias": 480, "insertion_bias": -3}}) \
+        == DecodeSettings(1, 0, 480, -3)
+    for bad in ([1, 2], {"lm_scale": -1}, {"lm_scale": "x"}, {"bias": 1}, {"substitution_bias": "x"}):
         with pytest.raises(ModelError, match="meta.decode"):
             DecodeSettings.from_meta({"decode": bad})
 
@@ -113,3 +135,26 @@ def test_word_bias_moves_the_length(tmp_path) -> None:
     assert len(long.words) == 5 and long.certified and short.certified
     assert len(short.words) < len(plain.words) <= len(long.words)
     assert load_rewrite_decoder(d, word_bias=0.0).rewrite(_tree()).words == plain.words
+
+
+def test_substitution_and_insertion_biases_are_read_overridden_and_applied(tmp_path) -> None:
+    d = _model_dir(tmp_path, {"decode": {"lm_scale": 1.0, "word_bias": 0.0, "substitution_bias": 3.0}})
+    dec = load_rewrite_decoder(d)
+    assert dec.settings == DecodeSettings(1, 0, 3, 0)
+    assert load_rewrite_decoder(d, substitution_bias=0.0, insertion_bias=-2.0).settings \
+        == DecodeSettings(1, 0, 0, -2)
+    hg = dec.hypergraph(_tree())
+    base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
+    substituted = hg.operations[:, OPERATIONS.index("substituted")]
+    assert substituted.max() >= 1  # the grammar's substitution rule matched
+    assert np.array_equal(dec.hyperedge_scores(hg), base + 3.0 * substituted)
+    assert np.array_equal(bias_counts(hg)[:, 0], hyperedge_counts(hg)[1])
+
+
+def test_substitution_bias_moves_the_substitutions(tmp_path) -> None:
+    """A large substitution bias makes the rewrite substitute; a large negative one forbids it."""
+    d = _model_dir(tmp_path, {})
+    more = load_rewrite_decoder(d, substitution_bias=100.0).rewrite(_tree())
+    none = load_rewrite_decoder(d, substitution_bias=-100.0).rewrite(_tree())
+    assert more.certified and none.certified
+    assert more.operations.substituted >= 1 and none.operations.substituted == 0

@@ -49,6 +49,7 @@ from dualdecomp.data.parsing import parse_text
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.engine.decode import decode
+from dualdecomp.models.rewriting.decode_settings import BIASES
 from dualdecomp.models.rewriting.model import DecodeSettings, RewriteDecoder, load_rewrite_decoder
 from dualdecomp.solvers.rewriting import Budget, Operations, sentence_case
 
@@ -197,12 +198,15 @@ class Rewriter:
         Multiplier of the learnt LM weight (None: the model's ``meta.decode`` setting, else 1).
     word_bias : float, optional
         Score added per target word written (None: the model's setting, else 0; > 0 favours longer
-        rewrites). Both are decode settings: ``dualdecomp.models.rewriting.decode_settings``.
+        rewrites).
+    substitution_bias, insertion_bias : float, optional
+        Score added per source word substituted / per target word inserted (None: the model's setting,
+        else 0). All four are decode settings: ``dualdecomp.models.rewriting.decode_settings``.
 
     Raises
     ------
     InputError
-        A bad ``max_states``, ``max_tokens``, ``lm_scale`` or ``word_bias``; an unknown ``joint``
+        A bad ``max_states``, ``max_tokens``, ``lm_scale`` or bias; an unknown ``joint``
         configuration.
     ModelError
         A missing or damaged model directory.
@@ -215,7 +219,8 @@ class Rewriter:
     def __init__(self, model_dir: str | os.PathLike[str] | None = None, max_states: int | None = None,
                  max_tokens: int | None = None, joint: str | None = None,
                  joint_model: str | os.PathLike[str] | None = None, lm_scale: float | None = None,
-                 word_bias: float | None = None) -> None:
+                 word_bias: float | None = None, substitution_bias: float | None = None,
+                 insertion_bias: float | None = None) -> None:
         self.token_limit = token_limit(max_tokens, None)
         self.max_tokens = self.token_limit.tokens
         self.requested_max_tokens = max_tokens
@@ -223,11 +228,11 @@ class Rewriter:
                                        or max_states < 1):
             raise InputError(f"max_states must be a positive integer, got {max_states!r}")
         self.requested_max_states = max_states
-        DecodeSettings().replace(lm_scale, word_bias)  # bad values are input errors before loading
-        self.requested_settings = (lm_scale, word_bias)
+        self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias)
+        DecodeSettings().replace(*self.requested_settings)  # bad values are input errors before loading
         self.directory = Path(model_dir) if model_dir is not None else rewrite_model_dir()
-        self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None, lm_scale,
-                                                  word_bias)
+        self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None,
+                                                  self.requested_settings)
         if joint is None and joint_model is not None:
             raise InputError("a joint model directory needs a joint configuration (joint=NAME)")
         if joint is not None and (not isinstance(joint, str) or not joint):
@@ -244,15 +249,15 @@ class Rewriter:
             self.compressor = Compressor(self.joint_directory, None if joint == JOINT_DEFAULT else joint)
 
     @staticmethod
-    def _load(d: Path, max_states: int | None, embedded: bool, lm_scale: float | None,
-              word_bias: float | None) -> RewriteDecoder:
+    def _load(d: Path, max_states: int | None, embedded: bool,
+              settings: tuple[float | None, ...]) -> RewriteDecoder:
         if not d.is_dir():
             how = " (build the embedded model with `make rewrite-model`)" if embedded else ""
             raise ModelError(f"{d}: no rewriting model directory here{how}")
         verify_directory(d)  # every file its MANIFEST.json lists, before any is read
         verify_files(*(d / name for name in MODEL_FILES))
         try:
-            return load_rewrite_decoder(d, max_states, lm_scale, word_bias)
+            return load_rewrite_decoder(d, max_states, *settings)
         except DualDecompError:
             raise
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:  # e.g. a damaged LM
@@ -399,7 +404,7 @@ class Rewriter:
         joint_model = None if self.joint_directory is None else str(self.joint_directory.resolve())
         return partial(Rewriter, str(self.directory.resolve()), max_states=self.requested_max_states,
                        max_tokens=self.requested_max_tokens, joint=self.joint, joint_model=joint_model,
-                       lm_scale=self.requested_settings[0], word_bias=self.requested_settings[1])
+                       **dict(zip(("lm_scale", *BIASES), self.requested_settings, strict=True)))
 
     def row_text(self, item: CorpusItem) -> str:
         """The ``text`` field of an item's row."""

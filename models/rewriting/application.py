@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualdecomp.solvers.rewriting import RewriteHypergraph
+from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph
 
-__all__ = ["APPLICATION", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "hyperedge_counts",
-           "pos_class"]
+__all__ = ["APPLICATION", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "bias_counts",
+           "hyperedge_counts", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -62,6 +62,17 @@ def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     words = np.concatenate(([0], np.cumsum(hg.item_code >= 0)))  # word items up to each position
     written = (words[hg.item_ptr[1:]] - words[hg.item_ptr[:-1]]).astype(np.float64)
     return dropped, written
+
+
+def bias_counts(hg: RewriteHypergraph) -> np.ndarray:
+    """Per hyperedge (rows): the counts the decode biases multiply (columns in the order of
+    :data:`~dualdecomp.models.rewriting.decode_settings.BIASES`): target words written, source words
+    substituted, target words inserted (float64, shape ``(hyperedges, 3)``)."""
+    out = np.empty((len(hg.hyperedge_rule), 3), dtype=np.float64)
+    out[:, 0] = hyperedge_counts(hg)[1]
+    out[:, 1] = hg.operations[:, OPERATIONS.index("substituted")]
+    out[:, 2] = hg.operations[:, OPERATIONS.index("inserted")]
+    return out
 
 
 def _token_classes(hg: RewriteHypergraph) -> np.ndarray:

@@ -3,11 +3,14 @@
 * ``lm_scale`` multiplies the learnt LM weight (the chart adds ``lm_scale × lm_weight ×`` the bigram
   log10 probabilities);
 * ``word_bias`` is a constant added to the score for every target word written: it is summed into each
-  hyperedge's score (``word_bias ×`` the words the hyperedge writes), so the chart's search stays exact.
+  hyperedge's score (``word_bias ×`` the words the hyperedge writes), so the chart's search stays exact;
+* ``substitution_bias`` and ``insertion_bias`` likewise, per source word a hyperedge *substitutes*
+  (writes another word for) and per target word it *inserts* (its ``substituted`` and ``inserted``
+  operation counts).
 
 A model directory stores them in ``model.json`` → ``meta.decode`` (written by ``dualdecomp train --kind
 rewriting --lm-scale X --word-bias Y``); a model without that block decodes with the defaults (scale 1,
-bias 0: the rule and LM weights as learnt). How the embedded model's settings were chosen on dev:
+biases 0: the rule and LM weights as learnt). How the embedded model's settings were chosen on dev:
 ``docs/rewriting.md``, "How decode settings are chosen".
 """
 
@@ -19,7 +22,10 @@ from typing import Any
 
 from dualdecomp.core.errors import InputError, ModelError
 
-__all__ = ["DecodeSettings"]
+__all__ = ["BIASES", "DecodeSettings"]
+
+BIASES = ("word_bias", "substitution_bias", "insertion_bias")
+"""The per-word biases, in the order of :class:`DecodeSettings`'s fields."""
 
 
 def _number(name: str, value: Any) -> float:
@@ -30,7 +36,7 @@ def _number(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class DecodeSettings:
-    """The LM scale and the per-word bias of a rewriting decode (module docstring).
+    """The LM scale and the per-word biases of a rewriting decode (module docstring).
 
     Attributes
     ----------
@@ -38,6 +44,10 @@ class DecodeSettings:
         Multiplier of the learnt LM weight, >= 0 (1: as learnt; 0: no LM).
     word_bias : float
         Score added per target word written (0: none; > 0 favours longer rewrites).
+    substitution_bias : float
+        Score added per source word substituted (> 0 favours substitutions).
+    insertion_bias : float
+        Score added per target word inserted (> 0 favours insertions).
 
     Raises
     ------
@@ -47,22 +57,36 @@ class DecodeSettings:
 
     lm_scale: float = 1.0
     word_bias: float = 0.0
+    substitution_bias: float = 0.0
+    insertion_bias: float = 0.0
 
     def __post_init__(self) -> None:
         scale = _number("lm_scale", self.lm_scale)
         if scale < 0:
             raise InputError(f"lm_scale must be >= 0, got {self.lm_scale!r}")
         object.__setattr__(self, "lm_scale", scale)
-        object.__setattr__(self, "word_bias", _number("word_bias", self.word_bias))
+        for name in BIASES:
+            object.__setattr__(self, name, _number(name, getattr(self, name)))
+
+    @property
+    def biased(self) -> bool:
+        """Whether any bias is non-zero (the hyperedge scores change)."""
+        return any(getattr(self, name) != 0.0 for name in BIASES)
 
     def as_dict(self) -> dict[str, float]:
-        """``{"lm_scale": ..., "word_bias": ...}`` (the ``meta.decode`` block)."""
-        return {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
+        """``{"lm_scale": ..., "word_bias": ...}`` (the ``meta.decode`` block; a bias that is 0 other than
+        ``word_bias`` is left out, so a block written before it existed reads back the same)."""
+        out = {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
+        out.update({name: getattr(self, name) for name in BIASES[1:] if getattr(self, name) != 0.0})
+        return out
 
-    def replace(self, lm_scale: float | None = None, word_bias: float | None = None) -> DecodeSettings:
+    def replace(self, lm_scale: float | None = None, word_bias: float | None = None,
+                substitution_bias: float | None = None, insertion_bias: float | None = None
+                ) -> DecodeSettings:
         """These settings with the given values overriding (None: keep)."""
-        return DecodeSettings(self.lm_scale if lm_scale is None else lm_scale,
-                              self.word_bias if word_bias is None else word_bias)
+        new = {"lm_scale": lm_scale, "word_bias": word_bias, "substitution_bias": substitution_bias,
+               "insertion_bias": insertion_bias}
+        return DecodeSettings(**{k: getattr(self, k) if v is None else v for k, v in new.items()})
 
     @classmethod
     def from_meta(cls, meta: dict, where: str = "model.json") -> DecodeSettings:
@@ -76,10 +100,10 @@ class DecodeSettings:
         block = meta.get("decode")
         if block is None:
             return cls()
-        if not isinstance(block, dict) or set(block) - {"lm_scale", "word_bias"}:
-            raise ModelError(f"{where}: meta.decode must be an object with lm_scale and word_bias, "
-                             f"got {block!r}")
+        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES}:
+            raise ModelError(f"{where}: meta.decode must be an object with lm_scale and the biases "
+                             f"{', '.join(BIASES)}, got {block!r}")
         try:
-            return cls(block.get("lm_scale", 1.0), block.get("word_bias", 0.0))
+            return cls(block.get("lm_scale", 1.0), *(block.get(name, 0.0) for name in BIASES))
         except InputError as exc:
             raise ModelError(f"{where}: bad meta.decode: {exc}") from None

@@ -30,8 +30,8 @@ from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
-from dualdecomp.models.rewriting.application import application_values, hyperedge_counts
-from dualdecomp.models.rewriting.decode_settings import DecodeSettings
+from dualdecomp.models.rewriting.application import application_values, bias_counts, hyperedge_counts
+from dualdecomp.models.rewriting.decode_settings import BIASES, DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm, unigram_scorer
 from dualdecomp.solvers.rewriting import (
@@ -47,8 +47,9 @@ from dualdecomp.solvers.rewriting import (
     rewriting_coverage_rules,
 )
 
-__all__ = ["FORMAT", "LM_FEATURE", "DecodeSettings", "RewriteDecoder", "RewriteModel", "hyperedge_counts",
-           "hyperedge_scores", "lm_index", "load_rewrite_decoder", "rules_for", "save_rewrite_model"]
+__all__ = ["FORMAT", "LM_FEATURE", "DecodeSettings", "RewriteDecoder", "RewriteModel", "bias_counts",
+           "hyperedge_counts", "hyperedge_scores", "lm_index", "load_rewrite_decoder", "rules_for",
+           "save_rewrite_model"]
 
 FORMAT = "dualdecomp-rewrite-model"
 LM_FEATURE = "lm"
@@ -125,7 +126,7 @@ class RewriteDecoder:
     max_states : int or None
         Beam per vertex table (None: exact; a pruned table makes a result APPROXIMATE).
     settings : DecodeSettings
-        LM scale and per-word bias (default: scale 1, bias 0, the weights as learnt).
+        LM scale and per-word biases (default: scale 1, biases 0, the weights as learnt).
     """
 
     model: RewriteModel
@@ -157,14 +158,18 @@ class RewriteDecoder:
         return None if bigrams is None or self.lm_weight == 0.0 else scaled_lm(bigrams, self.lm_weight)
 
     def hyperedge_scores(self, hg: RewriteHypergraph) -> np.ndarray:
-        """w·φ of every hyperedge plus ``settings.word_bias`` × the target words it writes."""
-        written = hyperedge_counts(hg)[1] if self.settings.word_bias != 0.0 else None
-        return self.biased(hyperedge_scores(hg, self.model.weights, self.featuriser), written)
+        """w·φ of every hyperedge plus the settings' biases × its counts (words written, substituted,
+        inserted)."""
+        counts = bias_counts(hg) if self.settings.biased else None
+        return self.biased(hyperedge_scores(hg, self.model.weights, self.featuriser), counts)
 
-    def biased(self, scores: np.ndarray, written: np.ndarray | None) -> np.ndarray:
-        """w·φ ``scores`` plus ``settings.word_bias`` × the words each hyperedge writes (``written``,
-        :func:`hyperedge_counts`' second array; unused at bias 0)."""
-        return scores if self.settings.word_bias == 0.0 else scores + self.settings.word_bias * written
+    def biased(self, scores: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+        """w·φ ``scores`` plus the settings' biases × each hyperedge's ``counts`` (:func:`bias_counts`;
+        unused when every bias is 0)."""
+        if not self.settings.biased:
+            return scores
+        s = self.settings
+        return scores + counts @ np.array([getattr(s, name) for name in BIASES])
 
     def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
         """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
@@ -195,7 +200,8 @@ def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file:
 
 
 def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, lm_scale: float | None = None,
-                         word_bias: float | None = None) -> RewriteDecoder:
+                         word_bias: float | None = None, substitution_bias: float | None = None,
+                         insertion_bias: float | None = None) -> RewriteDecoder:
     """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
 
     Parameters
@@ -203,7 +209,7 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     directory : path
     max_states : int, optional
         Beam per table (None: the model's ``meta.max_states``).
-    lm_scale, word_bias : float, optional
+    lm_scale, word_bias, substitution_bias, insertion_bias : float, optional
         Override the model's decode settings (``meta.decode``; None: the model's).
 
     Raises
@@ -211,7 +217,7 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     ModelError
         A missing or damaged file (named).
     InputError
-        A bad ``lm_scale`` or ``word_bias``.
+        A bad ``lm_scale`` or bias.
     """
     d = Path(directory)
     spec = read_json(d / "model.json")
@@ -233,5 +239,6 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
         raise ModelError(f"{d / 'model.json'}: meta.training.features: {exc}") from None
     if max_states is None:
         max_states = meta.get("max_states")
-    settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(lm_scale, word_bias)
+    settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(
+        lm_scale, word_bias, substitution_bias, insertion_bias)
     return RewriteDecoder(model, grammar, lm, feats, max_states, settings)

@@ -90,7 +90,7 @@ class RewriteTrainingSettings:
         α of the loss's bigram term (``make_example``'s ``bigram_weight``; 0: none).
     features : tuple of str
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
-    lm_scale, word_bias : float
+    lm_scale, word_bias, substitution_bias, insertion_bias : float
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
         choice do not use them.
@@ -117,6 +117,8 @@ class RewriteTrainingSettings:
     features: tuple[str, ...] = ()
     lm_scale: float = 1.0
     word_bias: float = 0.0
+    substitution_bias: float = 0.0
+    insertion_bias: float = 0.0
 
 
 def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:
@@ -224,7 +226,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
                 "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",
                 "max_states": settings.max_states,
-                "decode": DecodeSettings(settings.lm_scale, settings.word_bias).as_dict(),
+                "decode": DecodeSettings(settings.lm_scale, settings.word_bias, settings.substitution_bias,
+                                         settings.insertion_bias).as_dict(),
                 "licence": LICENCE_NOTE}
         save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
         (work / "README.md").write_text(_readme(meta), encoding="utf-8")

@@ -53,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--word-bias", type=float, default=0.0, metavar="Y",
                         help="decode setting stored in the model: score added per word written "
                              "(default: %(default)s)")
+    parser.add_argument("--substitution-bias", type=float, default=0.0, metavar="Y",
+                        help="decode setting stored in the model: score added per source word "
+                             "substituted (default: %(default)s)")
+    parser.add_argument("--insertion-bias", type=float, default=0.0, metavar="Y",
+                        help="decode setting stored in the model: score added per word inserted "
+                             "(default: %(default)s)")
 
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
@@ -61,7 +67,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
         raise InputError("--epochs and --min-count must be >= 1, --delete-weight, --oracle-head-price and "
                          "--bigram-loss >= 0")
-    DecodeSettings(args.lm_scale, args.word_bias)  # checked before the long run
+    DecodeSettings(args.lm_scale, args.word_bias, args.substitution_bias,
+                   args.insertion_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
@@ -70,7 +77,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        oracle_head_price=args.oracle_head_price,
                                        bigram_loss=args.bigram_loss,
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
-                                       word_bias=args.word_bias)
+                                       word_bias=args.word_bias, substitution_bias=args.substitution_bias,
+                                       insertion_bias=args.insertion_bias)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}
 
