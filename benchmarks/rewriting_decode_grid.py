@@ -181,13 +181,17 @@ def _half_row(corpus, texts: list[str], positions: list[int], half: str) -> dict
 
 
 def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari") -> dict:
-    """The rule on ``key``: the best setting, then once the edge extension (``run`` decodes a setting
-    not yet in ``rows``) and the best again."""
-    winner = _select(list(rows.values()), key)
+    """The rule on ``key`` over the grid's settings alone: the best, then once the edge extension
+    (``run`` decodes a setting not yet in ``rows``) and the best of the grid and that extension (rows
+    decoded for another choice's extension are not candidates)."""
+    keys = [tuple(combo) for combo in itertools.product(*grid.values())]
+    winner = _select([rows[k] for k in keys], key)
     extension = _edge_extension(winner, grid)
     for setting in extension:
-        run(setting)
-    return {"winner": _select(list(rows.values()), key) if extension else winner,
+        if tuple(setting.values()) not in rows:
+            run(setting)
+    keys += [tuple(x.values()) for x in extension]
+    return {"winner": _select([rows[k] for k in keys], key) if extension else winner,
             "extended": [list(x.values()) for x in extension]}
 
 

@@ -31,7 +31,7 @@ from tests.oracles.rewriting import best_rewrite
 from tests.test_rewriting_chart import _setup, allowed, random_budget
 from tests.test_rewriting_model import _grammar, _substitution, _tree
 
-_SUB, _INS = OPERATIONS.index("substituted"), OPERATIONS.index("inserted")
+_INS = OPERATIONS.index("inserted")
 
 
 @settings(max_examples=150, deadline=None)
@@ -42,13 +42,13 @@ def test_chart_with_biases_and_lm_scale_matches_brute_force(seed: int, scale: fl
                                                             sub_bias: float, ins_bias: float) -> None:
     """The chart's best under scores + the biases × each hyperedge's counts (words written, substituted,
     inserted) and scale × LM equals the best of every derivation enumerated, each scored Σ rule scores +
-    bias × |yield| + sub_bias × its substitutions + ins_bias × its insertions (the oracle's own operation
-    counts) + scale × LM(yield)."""
+    bias × |yield| + sub_bias × its substitutions that change more than case + ins_bias × its insertions
+    (the oracle's own counts) + scale × LM(yield)."""
     rng, tree, hg, scores, lm, lm_of, derivs = _setup(seed)
     budget = random_budget(rng, hg)
     biased = scores + bias_counts(hg) @ np.array([bias, sub_bias, ins_bias])
     lm_scaled = scaled_lm(lm, scale)
-    shifted = [replace(d, score=d.score + bias * len(d.words) + sub_bias * d.operations[_SUB]
+    shifted = [replace(d, score=d.score + bias * len(d.words) + sub_bias * d.lexical
                        + ins_bias * d.operations[_INS]) for d in derivs]
     best = best_rewrite(shifted, lambda words: scale * lm_of(words), allowed(budget, hg.source_chars))
     if best is None:
@@ -62,9 +62,9 @@ def test_chart_with_biases_and_lm_scale_matches_brute_force(seed: int, scale: fl
     assert words == d.words and math.isclose(total, d.score, rel_tol=0, abs_tol=1e-9)
     # the biased score is the unbiased one plus the biases × the derivation's counts
     plain, _ = derivation_score(hg, scores, lm_scaled, d.hyperedges)
-    ops = d.operations
-    assert math.isclose(total, plain + bias * len(d.words) + sub_bias * ops.substituted
-                        + ins_bias * ops.inserted, rel_tol=0, abs_tol=1e-9)
+    lexical = sum(bias_counts(hg)[e, 1] for e in d.hyperedges)
+    assert math.isclose(total, plain + bias * len(d.words) + sub_bias * lexical
+                        + ins_bias * d.operations.inserted, rel_tol=0, abs_tol=1e-9)
 
 
 def test_decode_settings_validate() -> None:
@@ -146,7 +146,8 @@ def test_substitution_and_insertion_biases_are_read_overridden_and_applied(tmp_p
     hg = dec.hypergraph(_tree())
     base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
     substituted = hg.operations[:, OPERATIONS.index("substituted")]
-    assert substituted.max() >= 1  # the grammar's substitution rule matched
+    assert substituted.max() >= 1  # the grammar's substitution rule matched (a real substitution)
+    assert np.array_equal(bias_counts(hg)[:, 1], substituted)
     assert np.array_equal(dec.hyperedge_scores(hg), base + 3.0 * substituted)
     assert np.array_equal(bias_counts(hg)[:, 0], hyperedge_counts(hg)[1])
 
@@ -158,3 +159,19 @@ def test_substitution_bias_moves_the_substitutions(tmp_path) -> None:
     none = load_rewrite_decoder(d, substitution_bias=-100.0).rewrite(_tree())
     assert more.certified and none.certified
     assert more.operations.substituted >= 1 and none.operations.substituted == 0
+
+
+def test_a_change_of_case_is_not_a_substitution_for_the_bias() -> None:
+    """``the`` → ``The`` counts as substituted in the operations but not in the substitution bias's count;
+    ``purchased`` → ``bought`` counts in both."""
+    from dualdecomp.models.rewriting.application import lexical_substitutions
+    from dualdecomp.solvers.rewriting import RewriteRule
+    from dualdecomp.solvers.transducer import NODE, WORD, Frag
+
+    def rule(src: str, tgt: str) -> RewriteRule:
+        return RewriteRule(Frag(NODE, "DT", (Frag(WORD, src),)), Frag(NODE, "DT", (Frag(WORD, tgt),)), (),
+                           (0,))
+
+    case, real = rule("the", "The"), rule("purchased", "bought")
+    assert case.operations().substituted == 1 and lexical_substitutions(case) == 0
+    assert real.operations().substituted == 1 and lexical_substitutions(real) == 1

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph
+from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule
+from dualdecomp.solvers.transducer import WORD
 
 __all__ = ["APPLICATION", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "bias_counts",
-           "hyperedge_counts", "pos_class"]
+           "hyperedge_counts", "lexical_substitutions", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -64,13 +65,24 @@ def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     return dropped, written
 
 
+def lexical_substitutions(rule: RewriteRule) -> int:
+    """The rule's substituted words that differ from their source word in more than case (``the`` →
+    ``The`` is a substitution in :meth:`RewriteRule.operations` but not here)."""
+    source = [f.label for f in rule.source.frontier() if f.kind == WORD]
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return sum(1 for w, j in zip(target, rule.word_links, strict=True)
+               if j is not None and source[j].lower() != w.lower())
+
+
 def bias_counts(hg: RewriteHypergraph) -> np.ndarray:
     """Per hyperedge (rows): the counts the decode biases multiply (columns in the order of
     :data:`~dualdecomp.models.rewriting.decode_settings.BIASES`): target words written, source words
-    substituted, target words inserted (float64, shape ``(hyperedges, 3)``)."""
+    substituted by another word (:func:`lexical_substitutions`: a change of case alone is not counted),
+    target words inserted (float64, shape ``(hyperedges, 3)``)."""
     out = np.empty((len(hg.hyperedge_rule), 3), dtype=np.float64)
     out[:, 0] = hyperedge_counts(hg)[1]
-    out[:, 1] = hg.operations[:, OPERATIONS.index("substituted")]
+    per_rule = np.array([lexical_substitutions(r) for r in hg.rules], dtype=np.float64)
+    out[:, 1] = per_rule[hg.hyperedge_rule] if len(per_rule) else 0.0
     out[:, 2] = hg.operations[:, OPERATIONS.index("inserted")]
     return out
 

@@ -19,14 +19,15 @@ __all__ = ["OracleDerivation", "best_rewrite", "enumerate_rewrites"]
 
 @dataclass(frozen=True)
 class OracleDerivation:
-    """One derivation: summed rule scores, target words, operation counts, rule keys (top-down) and the
-    source token positions it deletes."""
+    """One derivation: summed rule scores, target words, operation counts, rule keys (top-down), the
+    source token positions it deletes and its substitutions that change more than case."""
 
     score: float
     words: tuple[str, ...]
     operations: tuple[int, ...]
     keys: tuple[str, ...]
     deleted: frozenset[int] = frozenset()
+    lexical: int = 0
 
 
 def _match(frag: Frag, node: Tree, out: list[tuple[Frag, Tree]]) -> bool:
@@ -60,6 +61,14 @@ def _own_operations(rule: RewriteRule) -> list[int]:
     ops["deleted"] = sum(1 for f in src_words if not f.kept)
     ops["reordered"] = reordered_count(rule.links)
     return [ops[k] for k in OPERATIONS]
+
+
+def _lexical_substitutions(rule: RewriteRule) -> int:
+    """The rule's target words linked to a source word that differs from them in more than case."""
+    src_words = [f.label for f in rule.source.frontier() if f.kind == WORD]
+    tgt_words = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return sum(1 for w, j in zip(tgt_words, rule.word_links, strict=True)
+               if j is not None and src_words[j].lower() != w.lower())
 
 
 def enumerate_rewrites(tree: Tree, rules: Sequence[RewriteRule],
@@ -136,7 +145,9 @@ def enumerate_rewrites(tree: Tree, rules: Sequence[RewriteRule],
                 total = score(rule, pre[id(node)]) + sum(c.score for c in combo)
                 keys_below = itertools.chain.from_iterable(c.keys for c in combo)
                 deleted = frozenset(gone.union(*(c.deleted for c in combo)))
-                found.append(OracleDerivation(total, tuple(words), ops, (rule.key, *keys_below), deleted))
+                lexical = _lexical_substitutions(rule) + sum(c.lexical for c in combo)
+                found.append(OracleDerivation(total, tuple(words), ops, (rule.key, *keys_below), deleted,
+                                              lexical))
         memo[key] = found
         return found
 
