@@ -85,7 +85,7 @@ TIE = 0.01
 CHUNK = 64  # lines parsed together: dualdecomp rewrite's default --batch-size
 
 
-def _prepare(rewriter: Rewriter, sources: tuple[str, ...]) -> list[tuple]:
+def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = False) -> list[tuple]:
     """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source)."""
     dec = rewriter.decoder
     out = []
@@ -99,7 +99,7 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...]) -> list[tuple]:
         hg = dec.hypergraph(from_dependency(sentence))
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
-        out.append((hg, base, bias_counts(hg), bigrams,
+        out.append((hg, base, bias_counts(hg, content_only), bigrams,
                     detokenise(sentence, np.ones(sentence.n, dtype=bool))))
     return out
 
@@ -131,6 +131,7 @@ def _row(s) -> dict:
     for r in s.sets:
         row[f"parts_{r.name}"] = {"add": round(r.add, 4), "keep": round(r.keep, 4),
                                   "delete": round(r.delete, 4)}
+    row.update({f"bleu_{r.name}": round(r.bleu, 4) for r in s.sets})
     row["chars_kept"] = round(s.chars_kept, 4)
     row["mean_words"] = round(s.mean_words, 3)
     return row
@@ -203,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--biases", action="store_true",
                         help="the tenth rule's grid: LM scale x word, substitution and insertion biases, "
                              "with its two-fold estimate of the choice's optimism")
+    parser.add_argument("--content-only", action="store_true",
+                        help="the eleventh rule: the substitution bias counts content words only")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"JSONL result (default: {OUT.name}; with --biases {OUT_BIASES.name})")
     args = parser.parse_args(argv)
@@ -212,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = read_rewrite_corpus(references, DEFAULT_SETS)
     rewriter = Rewriter(args.model)
     start = time.perf_counter()
-    prepared = _prepare(rewriter, corpus.sources)
+    prepared = _prepare(rewriter, corpus.sources, args.content_only)
     print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     model_settings = rewriter.decoder.settings
     halves = _halves(corpus) if args.biases else {}

@@ -175,3 +175,11 @@ def test_a_change_of_case_is_not_a_substitution_for_the_bias() -> None:
     case, real = rule("the", "The"), rule("purchased", "bought")
     assert case.operations().substituted == 1 and lexical_substitutions(case) == 0
     assert real.operations().substituted == 1 and lexical_substitutions(real) == 1
+    # content words only: the tag above the source word decides (DT is not a content tag, VBD is)
+    assert lexical_substitutions(rule("an", "a"), content_only=True) == 0
+    assert lexical_substitutions(rule("an", "a")) == 1
+    verb = RewriteRule(Frag(NODE, "VP", (Frag(NODE, "VBD", (Frag(WORD, "purchased"),)),
+                                         Frag(NODE, "DT", (Frag(WORD, "the"),)))),
+                       Frag(NODE, "VP", (Frag(NODE, "VBD", (Frag(WORD, "bought"),)),
+                                         Frag(NODE, "DT", (Frag(WORD, "a"),)))), (), (0, 1))
+    assert lexical_substitutions(verb) == 2 and lexical_substitutions(verb, content_only=True) == 1

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule
-from dualdecomp.solvers.transducer import WORD
+from dualdecomp.solvers.transducer import WORD, Frag
 
-__all__ = ["APPLICATION", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "bias_counts",
+__all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "bias_counts",
            "hyperedge_counts", "lexical_substitutions", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
@@ -65,23 +65,37 @@ def hyperedge_counts(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     return dropped, written
 
 
-def lexical_substitutions(rule: RewriteRule) -> int:
+CONTENT_TAGS = ("NN", "VB", "JJ", "RB")
+"""Prefixes of the Penn tags of content words (nouns, verbs, adjectives, adverbs)."""
+
+
+def _word_tags(frag: Frag, parent: str = "") -> list[str]:
+    """The label of the node above each ``WORD`` of an elementary tree, left to right."""
+    if frag.kind == WORD:
+        return [parent]
+    return [t for c in frag.children for t in _word_tags(c, frag.label)]
+
+
+def lexical_substitutions(rule: RewriteRule, content_only: bool = False) -> int:
     """The rule's substituted words that differ from their source word in more than case (``the`` →
-    ``The`` is a substitution in :meth:`RewriteRule.operations` but not here)."""
+    ``The`` is a substitution in :meth:`RewriteRule.operations` but not here); with ``content_only``,
+    only those whose source word's preterminal is a content tag (:data:`CONTENT_TAGS`)."""
     source = [f.label for f in rule.source.frontier() if f.kind == WORD]
+    tags = _word_tags(rule.source)
     target = [f.label for f in rule.target.frontier() if f.kind == WORD]
     return sum(1 for w, j in zip(target, rule.word_links, strict=True)
-               if j is not None and source[j].lower() != w.lower())
+               if j is not None and source[j].lower() != w.lower()
+               and (not content_only or tags[j].startswith(CONTENT_TAGS)))
 
 
-def bias_counts(hg: RewriteHypergraph) -> np.ndarray:
+def bias_counts(hg: RewriteHypergraph, content_only: bool = False) -> np.ndarray:
     """Per hyperedge (rows): the counts the decode biases multiply (columns in the order of
     :data:`~dualdecomp.models.rewriting.decode_settings.BIASES`): target words written, source words
-    substituted by another word (:func:`lexical_substitutions`: a change of case alone is not counted),
-    target words inserted (float64, shape ``(hyperedges, 3)``)."""
+    substituted by another word (:func:`lexical_substitutions`: a change of case alone is not counted;
+    ``content_only``: content words only), target words inserted (float64, shape ``(hyperedges, 3)``)."""
     out = np.empty((len(hg.hyperedge_rule), 3), dtype=np.float64)
     out[:, 0] = hyperedge_counts(hg)[1]
-    per_rule = np.array([lexical_substitutions(r) for r in hg.rules], dtype=np.float64)
+    per_rule = np.array([lexical_substitutions(r, content_only) for r in hg.rules], dtype=np.float64)
     out[:, 1] = per_rule[hg.hyperedge_rule] if len(per_rule) else 0.0
     out[:, 2] = hg.operations[:, OPERATIONS.index("inserted")]
     return out
