@@ -9,7 +9,9 @@ Usage (from the repository root)::
 LM scale × word bias × substitution bias × insertion bias (:data:`GRID_BIASES`), the same choice, and a
 two-fold estimate of the choice's optimism (the rule applied to the dev sentences at even positions alone,
 its choice scored on the odd ones, and the other way round; ``held_out_mean_sari`` is the mean of the
-two held-out scores).
+two held-out scores). ``--content-only`` (the eleventh rule) makes the substitution bias count only
+substituted content words (nouns, verbs, adjectives, adverbs: ``bias_counts(hg, content_only=True)``);
+give it its own ``--out``.
 
 The rule and the grid were written into ``docs/rewriting.md`` ("How decode settings are chosen") before
 the first run: on the 200 dev sentences at free length (exact chart), the setting with the highest mean of
