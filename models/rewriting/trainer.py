@@ -50,15 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm-scale", type=float, default=1.0, metavar="X",
                         help="decode setting stored in the model: multiplier of the learnt LM weight "
                              "(default: %(default)s)")
-    parser.add_argument("--word-bias", type=float, default=0.0, metavar="Y",
-                        help="decode setting stored in the model: score added per word written "
-                             "(default: %(default)s)")
-    parser.add_argument("--substitution-bias", type=float, default=0.0, metavar="Y",
-                        help="decode setting stored in the model: score added per source word "
-                             "substituted (default: %(default)s)")
-    parser.add_argument("--insertion-bias", type=float, default=0.0, metavar="Y",
-                        help="decode setting stored in the model: score added per word inserted "
-                             "(default: %(default)s)")
+    for flag, per in (("--word-bias", "word written"), ("--substitution-bias", "source word substituted"),
+                      ("--insertion-bias", "word inserted")):
+        parser.add_argument(flag, type=float, default=0.0, metavar="Y",
+                            help=f"decode setting stored in the model: score added per {per} "
+                                 "(default: %(default)s)")
 
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
