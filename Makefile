@@ -249,8 +249,8 @@ neural-bench: install
 # the Google training sentences, SSVM weights (loss beta 0.35 with the bigram term at alpha 0.5, chosen on
 # dev), and the decode settings LM scale 0.5, word bias 150, substitution bias 720 and insertion bias 360
 # (chosen on dev by benchmarks/rewriting_decode_grid.py --biases, docs/rewriting.md "Substitution and
-# insertion biases"; stored in model.json, training does not use them). ASSET is CC BY-NC 4.0: the model is for non-commercial use.
-# About 12 minutes on 2 cores; the same bytes on every rebuild.
+# insertion biases"; stored in model.json, training does not use them). ASSET is CC BY-NC 4.0: the model
+# is for non-commercial use. About 12 minutes on 2 cores; the same bytes on every rebuild.
 rewrite-model: install
 	DUALDECOMP_LMPLZ_DIR=$(TOOLS)/bin $(BIN)/dualdecomp train --kind rewriting --data $(SHARED)/rewriting \
 		--lm-corpus $(SHARED)/google/train180k.tsv.gz $(SHARED)/google/train20k-b.tsv.gz \

@@ -149,7 +149,7 @@ def _select(rows: list[dict], key: str = "mean_sari") -> dict:
     setting."""
     best = max(r[key] for r in rows)
     near = [r for r in rows if best - r[key] < TIE]
-    chars = "chars_kept" if key == "mean_sari" else key.replace("mean_sari", "chars_kept")
+    chars = key.replace("mean_sari", "chars_kept")  # mean_sari_even → chars_kept_even
     return min(near, key=lambda r: (r[chars], _distance(r)))
 
 
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"{TIE} by fewer characters kept, then nearest the neutral setting; an edge winner "
                         "extends once"}
     if args.biases:  # the two-fold estimate: chosen on one half, scored on the other
-        folds = {}
+        folds, held_out = {}, []
         for half, other in (("even", "odd"), ("odd", "even")):
             fold = _choose(rows, grid, run, f"mean_sari_{half}")
             w = fold["winner"]
@@ -260,9 +260,9 @@ def main(argv: list[str] | None = None) -> int:
                                           f"held_out_mean_sari_{other}": w[f"mean_sari_{other}"],
                                           f"full_dev_choice_mean_sari_{other}": winner[f"mean_sari_{other}"],
                                           "extended": fold["extended"]}
+            held_out.append(w[f"mean_sari_{other}"])
         selected["two_fold"] = folds
-        selected["held_out_mean_sari"] = round(float(np.mean([f[k] for f in folds.values() for k in f
-                                                              if k.startswith("held_out")])), 4)
+        selected["held_out_mean_sari"] = round(float(np.mean(held_out)), 4)
     out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))

@@ -14,8 +14,8 @@ Usage (from the repository root)::
   embedded rewriting model, at free length and at most 90 %, 75 % and 60 % of the source's characters.
 - ``rewriter_free_learnt.jsonl``: the same at free length with the decode settings at their neutral
   values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0``: the learnt weights as
-  they are), to show what the embedded
-  model's settings (chosen on dev, ``benchmarks/rewriting_decode_grid.py``) change.
+  they are), to show what the embedded model's settings (chosen on dev,
+  ``benchmarks/rewriting_decode_grid.py``) change.
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by

@@ -81,11 +81,13 @@ def lexical_substitutions(rule: RewriteRule, content_only: bool = False) -> int:
     ``The`` is a substitution in :meth:`RewriteRule.operations` but not here); with ``content_only``,
     only those whose source word's preterminal is a content tag (:data:`CONTENT_TAGS`)."""
     source = [f.label for f in rule.source.frontier() if f.kind == WORD]
-    tags = _word_tags(rule.source)
     target = [f.label for f in rule.target.frontier() if f.kind == WORD]
-    return sum(1 for w, j in zip(target, rule.word_links, strict=True)
-               if j is not None and source[j].lower() != w.lower()
-               and (not content_only or tags[j].startswith(CONTENT_TAGS)))
+    changed = [j for w, j in zip(target, rule.word_links, strict=True)
+               if j is not None and source[j].lower() != w.lower()]
+    if content_only and changed:  # the tags only when asked (bias_counts runs once per decode)
+        tags = _word_tags(rule.source)
+        changed = [j for j in changed if tags[j].startswith(CONTENT_TAGS)]
+    return len(changed)
 
 
 def bias_counts(hg: RewriteHypergraph, content_only: bool = False) -> np.ndarray:

@@ -5,8 +5,8 @@
 * ``word_bias`` is a constant added to the score for every target word written: it is summed into each
   hyperedge's score (``word_bias ×`` the words the hyperedge writes), so the chart's search stays exact;
 * ``substitution_bias`` and ``insertion_bias`` likewise, per source word a hyperedge *substitutes*
-  (writes another word for) and per target word it *inserts* (its ``substituted`` and ``inserted``
-  operation counts).
+  (writes a different word for: a change of case alone does not count) and per target word it *inserts*
+  (``dualdecomp.models.rewriting.application.bias_counts``).
 
 A model directory stores them in ``model.json`` → ``meta.decode`` (written by ``dualdecomp train --kind
 rewriting --lm-scale X --word-bias Y``); a model without that block decodes with the defaults (scale 1,
@@ -45,7 +45,7 @@ class DecodeSettings:
     word_bias : float
         Score added per target word written (0: none; > 0 favours longer rewrites).
     substitution_bias : float
-        Score added per source word substituted (> 0 favours substitutions).
+        Score added per source word replaced by a different word (> 0 favours substitutions).
     insertion_bias : float
         Score added per target word inserted (> 0 favours insertions).
 
