@@ -129,16 +129,31 @@ def test_reference_shares_and_loss():
         pytest.approx(1.0 + 2.0 * (-0.5 + 1.0 - 0.5 + 1.0 + 1.0)))  # "." (r 0); car . and . </s> (r 0)
 
 
+def test_add_reward_lowers_only_the_cost_of_words_the_source_lacks():
+    shares = reference_shares([["Kim", "bought", "a", "car"], ["Kim", "got", "a", "car"],
+                               ["Kim", "bought", "cars"], ["Kim", "has", "a", "car"]])
+    source = ["Kim", "purchased", "a", "car", "."]
+    # bought (r 0.5, not in the source): 1 - 0.5 - 2 x 0.5; car (r 0.75, in it): 1 - 0.75; Car is car
+    assert shares.write_costs(["bought", "car", "Car"], source, 2.0).tolist() == pytest.approx(
+        [-0.5, 0.25, 0.25])
+    assert shares.write_costs(["bought", "car"], source).tolist() == pytest.approx([0.5, 0.25])  # λ 0
+    # writes Kim bought car (bought: 1 - 0.5 - 3 x 0.5 = -1), deletes "a" (r 0.75) and "." (r 0), β 0.5
+    assert shares.loss(source, ["Kim", "bought", "car"], [2, 4], delete_weight=0.5, add_weight=3.0) == (
+        pytest.approx(0.0 - 1.0 + 0.25 + 0.5 * 0.75))
+
+
 def test_hyperedge_losses_add_up_to_the_derivation_loss():
     hg = build_rewrite_hypergraph(_tree(), list(_grammar()), coverage=rewriting_coverage_rules)
     shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."]])
-    for beta in (1.0, 0.25):
-        losses = hyperedge_losses(hg, shares, beta)
+    for beta, add in ((1.0, 0.0), (0.25, 0.0), (0.35, 2.0)):
+        losses = hyperedge_losses(hg, shares, beta, add)
         for edges, words in _enumerate(hg):
             deleted = [int(k) for e in edges for k in hg.drop_idx[hg.drop_ptr[e]:hg.drop_ptr[e + 1]]]
-            expected = (shares.write_costs(words).sum()
+            expected = (shares.write_costs(words, hg.words, add).sum()
                         + beta * shares.delete_costs(hg.words)[deleted].sum())
             assert losses[edges].sum() == pytest.approx(expected, abs=1e-9)
+            assert expected == pytest.approx(shares.loss(hg.words, words, deleted, delete_weight=beta,
+                                                         add_weight=add), abs=1e-9)
 
 
 def test_oracle_is_the_loss_minimal_derivation():
@@ -313,17 +328,19 @@ def test_simplicity_features_price_substitutions_by_frequency_and_length():
     assert not any(t.startswith("simp.") for t, _, _ in rule_feature_strings(copy, unigram=logp.__getitem__))
 
 
-@pytest.mark.parametrize("bigram_weight", [0.5, 2.0])
-def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weight):
+@pytest.mark.parametrize(("bigram_weight", "add_weight"), [(0.5, 0.0), (2.0, 0.0), (0.5, 3.0), (0.0, 4.0)])
+def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weight, add_weight):
     grammar = RewriteGrammar([*_grammar(), *_headless_rules()])
     shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."],
                                ["A", "car", "was", "purchased", "."]])
-    ex = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, bigram_weight=bigram_weight)
+    ex = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, bigram_weight=bigram_weight,
+                      add_weight=add_weight)
     hg = ex.hypergraph
 
     def loss(edges, words):
         deleted = [int(k) for e in edges for k in hg.dropped(e)]
-        return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5)
+        return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5,
+                           add_weight=add_weight)
 
     every = [(sorted(edges), words, loss(edges, words)) for edges, words in _enumerate(hg)]
     assert ex.oracle_loss == pytest.approx(min(v for _, _, v in every), abs=1e-9)

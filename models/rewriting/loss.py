@@ -26,6 +26,12 @@ reference has costs α, and a source bigram the references keep earns back, each
 without it the term prices only what is written and its oracle deletes nearly everything). It is a
 function of consecutive written words, as the target LM is, so the chart adds it exactly as a second
 bigram matrix (:meth:`ReferenceShares.bigram_costs`).
+
+An optional **add reward** (weight λ, ``add_weight``) lowers the cost of writing a word that is not among
+the source's words (lower-cased) to ``1 − r(w) − λ r(w)``: the references that *add* the word count
+λ + 1 times, as SARI's ADD part — a small score, which each correct addition moves far more than a kept
+word moves KEEP — rewards it. It depends on the word and the source only, so it stays a sum over
+hyperedges.
 """
 
 from __future__ import annotations
@@ -64,9 +70,13 @@ class ReferenceShares:
         """``r(word)`` (0 for a word no reference has)."""
         return self.shares.get(word.lower(), 0.0)
 
-    def write_costs(self, words: Sequence[str]) -> np.ndarray:
-        """``1 − r(w)`` for each word (the loss of writing it)."""
-        return np.array([1.0 - self.share(w) for w in words], dtype=np.float64)
+    def write_costs(self, words: Sequence[str], source: Sequence[str] = (), add_weight: float = 0.0
+                    ) -> np.ndarray:
+        """``1 − r(w)`` for each word (the loss of writing it), minus ``λ r(w)`` (λ = ``add_weight``) for
+        a word that is not among the (lower-cased) ``source`` tokens."""
+        own = {w.lower() for w in source}
+        return np.array([1.0 - self.share(w) - (add_weight * self.share(w) if w.lower() not in own else 0.0)
+                         for w in words], dtype=np.float64)
 
     def delete_costs(self, source: Sequence[str]) -> np.ndarray:
         """``r(x_k)`` for each source token (the loss of deleting it)."""
@@ -95,10 +105,11 @@ class ReferenceShares:
         return out
 
     def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int],
-             bigram_weight: float = 0.0, delete_weight: float = 1.0) -> float:
+             bigram_weight: float = 0.0, delete_weight: float = 1.0, add_weight: float = 0.0) -> float:
         """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted``: β
-        (``delete_weight``) times the deletion side, plus ``bigram_weight`` × the bigram term."""
-        out = float(self.write_costs(written).sum()
+        (``delete_weight``) times the deletion side, plus ``bigram_weight`` × the bigram term, with the
+        add reward λ = ``add_weight``."""
+        out = float(self.write_costs(written, source, add_weight).sum()
                     + delete_weight * self.delete_costs(source)[list(deleted)].sum())
         if bigram_weight:
             bounded = [BOS, *(w.lower() for w in written), EOS]

@@ -88,6 +88,8 @@ class RewriteTrainingSettings:
         The oracle's price per deleted phrase head (``make_example``'s ``head_price``; 0: none).
     bigram_loss : float
         α of the loss's bigram term (``make_example``'s ``bigram_weight``; 0: none).
+    add_reward : float
+        λ of the loss's add reward (``make_example``'s ``add_weight``; 0: none).
     features : tuple of str
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float
@@ -114,6 +116,7 @@ class RewriteTrainingSettings:
     delete_weight: float = 1.0
     oracle_head_price: float = 0.0
     bigram_loss: float = 0.0
+    add_reward: float = 0.0
     features: tuple[str, ...] = ()
     lm_scale: float = 1.0
     word_bias: float = 0.0
@@ -198,7 +201,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
             refs = [r.tokens for name in sets for r in ex.references[name]]
             examples.append(make_example(ex.source.tree, grammar, reference_shares(refs), lm,
                                          settings.delete_weight, settings.oracle_head_price,
-                                         settings.bigram_loss))
+                                         settings.bigram_loss, settings.add_reward))
         say(f"{len(examples)} training charts")
         epochs: list[dict] = []
 
@@ -220,8 +223,11 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                                                                          settings.seed),
                                              settings.max_states, on_epoch, stats=stats)
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
-        meta = {"training": asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
-                                                "google": [Path(g).name for g in settings.google]},
+        training = asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
+                                       "google": [Path(g).name for g in settings.google]}
+        if not settings.add_reward:  # omitted at 0: a model built before the option keeps its bytes
+            del training["add_reward"]
+        meta = {"training": training,
                 "extraction": extraction,
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
                 "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",

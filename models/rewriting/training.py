@@ -80,12 +80,13 @@ class RewriteExample:
     bigram_loss: np.ndarray | None = None
 
 
-def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weight: float = 1.0
-                     ) -> np.ndarray:
-    """Δ of each hyperedge: ``1 − r(w)`` per word it writes plus ``β·r(x_k)`` per source token it deletes
-    (``β = delete_weight``; 1 is the loss of :mod:`dualdecomp.models.rewriting.loss`, a smaller β makes
-    deleting a word that some references keep cheaper, as SARI's precision-only deletion score does)."""
-    write = shares.write_costs(hg.vocab)
+def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weight: float = 1.0,
+                     add_weight: float = 0.0) -> np.ndarray:
+    """Δ of each hyperedge: ``1 − r(w)`` per word it writes (less ``λ·r(w)`` for a word not in the
+    source, λ = ``add_weight``) plus ``β·r(x_k)`` per source token it deletes (``β = delete_weight``; 1 is
+    the loss of :mod:`dualdecomp.models.rewriting.loss`, a smaller β makes deleting a word that some
+    references keep cheaper, as SARI's precision-only deletion score does)."""
+    write = shares.write_costs(hg.vocab, hg.words, add_weight)
     delete = delete_weight * shares.delete_costs(hg.words)
     out = np.zeros(hg.num_hyperedges)
     for e in range(hg.num_hyperedges):
@@ -97,15 +98,16 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
                  lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0,
-                 bigram_weight: float = 0.0) -> RewriteExample:
+                 bigram_weight: float = 0.0, add_weight: float = 0.0) -> RewriteExample:
     """The training example of one source tree (module docstring; ``delete_weight``: β of
     :func:`hyperedge_losses`; ``head_price``: what the oracle's search adds to the loss for each phrase
     whose head it deletes while keeping some of its words, the ``dropped_head`` features of
     :mod:`~dualdecomp.models.rewriting.application`; 0 in the shipped recipe. The example's
     ``oracle_loss`` and the loss-augmented decodes use the loss alone; ``bigram_weight``: α of the loss's
-    bigram term, :mod:`~dualdecomp.models.rewriting.loss`, 0 for none)."""
+    bigram term, :mod:`~dualdecomp.models.rewriting.loss`, 0 for none; ``add_weight``: λ of the loss's add
+    reward, 0 for none)."""
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
-    losses = hyperedge_losses(hg, shares, delete_weight)
+    losses = hyperedge_losses(hg, shares, delete_weight, add_weight)
     application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
     priced = losses + head_price * application[:, list(HEAD_COLUMNS)].sum(axis=1)
