@@ -19,7 +19,7 @@ from dualdecomp.models.rewriting.features import (
     rule_feature_strings,
 )
 from dualdecomp.models.rewriting.lm_matrix import scaled_lm
-from dualdecomp.models.rewriting.loss import reference_shares
+from dualdecomp.models.rewriting.loss import bounded_bigrams, reference_shares
 from dualdecomp.models.rewriting.model import (
     RewriteDecoder,
     RewriteModel,
@@ -140,6 +140,16 @@ def test_add_reward_lowers_only_the_cost_of_words_the_source_lacks():
     # writes Kim bought car (bought: 1 - 0.5 - 3 x 0.5 = -1), deletes "a" (r 0.75) and "." (r 0), β 0.5
     assert shares.loss(source, ["Kim", "bought", "car"], [2, 4], delete_weight=0.5, add_weight=3.0) == (
         pytest.approx(0.0 - 1.0 + 0.25 + 0.5 * 0.75))
+    # the bigram term's reward μ: <s> kim (r 1) is a source bigram (β); kim bought (r 0.5), bought car (r 0)
+    # and car </s> (r 0.75; the source ends "car .") are not (μ)
+    assert shares.bigram_cost("kim", "bought", bounded_bigrams(source), 0.5, 2.0) == pytest.approx(
+        1 - 0.5 - 2.0 * 0.5)
+    assert shares.bigram_cost("<s>", "kim", bounded_bigrams(source), 0.5, 2.0) == pytest.approx(1 - 1 - 0.5)
+    assert shares.loss(source, ["Kim", "bought", "car"], [2, 4], bigram_weight=2.0, delete_weight=0.5,
+                       bigram_add_weight=2.0) == pytest.approx(
+        0.5 + 0.25 + 0.5 * 0.75 + 2.0 * ((1 - 1 - 0.5) + (1 - 0.5 - 1.0) + (1 - 0 - 0) + (1 - 0.75 - 1.5)))
+    costs = shares.bigram_costs(["Kim", "bought", "car"], source, delete_weight=0.5, add_weight=2.0)
+    assert costs[0, 1] == pytest.approx(-0.5) and costs[3, 0] == pytest.approx(-0.5)  # kim bought; <s> kim
 
 
 def test_hyperedge_losses_add_up_to_the_derivation_loss():
@@ -328,19 +338,21 @@ def test_simplicity_features_price_substitutions_by_frequency_and_length():
     assert not any(t.startswith("simp.") for t, _, _ in rule_feature_strings(copy, unigram=logp.__getitem__))
 
 
-@pytest.mark.parametrize(("bigram_weight", "add_weight"), [(0.5, 0.0), (2.0, 0.0), (0.5, 3.0), (0.0, 4.0)])
-def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weight, add_weight):
+@pytest.mark.parametrize(("bigram_weight", "add_weight", "bigram_add"),
+                         [(0.5, 0.0, 0.0), (2.0, 0.0, 0.0), (0.5, 3.0, 0.0), (0.0, 4.0, 0.0), (0.5, 4.0, 4.0),
+                          (1.0, 0.0, 2.0)])
+def test_oracle_with_the_bigram_loss_is_the_loss_minimal_derivation(bigram_weight, add_weight, bigram_add):
     grammar = RewriteGrammar([*_grammar(), *_headless_rules()])
     shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."],
                                ["A", "car", "was", "purchased", "."]])
     ex = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, bigram_weight=bigram_weight,
-                      add_weight=add_weight)
+                      add_weight=add_weight, bigram_add_weight=bigram_add)
     hg = ex.hypergraph
 
     def loss(edges, words):
         deleted = [int(k) for e in edges for k in hg.dropped(e)]
         return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5,
-                           add_weight=add_weight)
+                           add_weight=add_weight, bigram_add_weight=bigram_add)
 
     every = [(sorted(edges), words, loss(edges, words)) for edges, words in _enumerate(hg)]
     assert ex.oracle_loss == pytest.approx(min(v for _, _, v in every), abs=1e-9)

@@ -64,7 +64,8 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
 
 @pytest.mark.parametrize("option", [["--epochs", "0"], ["--min-count", "0"], ["--delete-weight", "-1"],
                                     ["--oracle-head-price", "-0.5"], ["--bigram-loss", "-1"],
-                                    ["--add-reward", "-2"]])
+                                    ["--add-reward", "-2"],
+                                    ["--bigram-add-reward", "-1"]])
 def test_train_kind_rewriting_refuses_bad_options(tmp_path, capsys, option):
     code = main(["train", "--kind", "rewriting", "--data", str(tmp_path), "--out", str(tmp_path / "m"),
                  *option])

@@ -31,7 +31,8 @@ An optional **add reward** (weight λ, ``add_weight``) lowers the cost of writin
 the source's words (lower-cased) to ``1 − r(w) − λ r(w)``: the references that *add* the word count
 λ + 1 times, as SARI's ADD part — a small score, which each correct addition moves far more than a kept
 word moves KEEP — rewards it. It depends on the word and the source only, so it stays a sum over
-hyperedges.
+hyperedges. The bigram term has its own (weight μ, ``bigram_add_weight``): a written bigram that is not
+among the source's bigrams costs ``α (1 − r(a b) − μ r(a b))``.
 """
 
 from __future__ import annotations
@@ -83,14 +84,15 @@ class ReferenceShares:
         return np.array([self.share(w) for w in source], dtype=np.float64)
 
     def bigram_cost(self, a: str, b: str, source_bigrams: frozenset[tuple[str, str]] = frozenset(),
-                    delete_weight: float = 0.0) -> float:
+                    delete_weight: float = 0.0, add_weight: float = 0.0) -> float:
         """The cost of writing the bigram ``a b`` (lower-cased): ``1 − r(a b)``, minus ``β r(a b)`` if it
-        is one of ``source_bigrams`` (β = ``delete_weight``)."""
+        is one of ``source_bigrams`` (β = ``delete_weight``), else minus ``μ r(a b)`` (μ =
+        ``add_weight``)."""
         share = self.bigrams.get((a, b), 0.0)
-        return 1.0 - share - (delete_weight * share if (a, b) in source_bigrams else 0.0)
+        return 1.0 - share - (delete_weight if (a, b) in source_bigrams else add_weight) * share
 
-    def bigram_costs(self, vocab: Sequence[str], source: Sequence[str] = (), delete_weight: float = 0.0
-                     ) -> np.ndarray:
+    def bigram_costs(self, vocab: Sequence[str], source: Sequence[str] = (), delete_weight: float = 0.0,
+                     add_weight: float = 0.0) -> np.ndarray:
         """The (V + 2, V + 2) matrix of :meth:`bigram_cost` over a chart's vocabulary (the layout of the
         target LM's bigram matrix: row V is ``<s>``, column V + 1 is ``</s>``; 0 into ``<s>`` and out of
         ``</s>``), for the source tokens ``source``."""
@@ -101,20 +103,21 @@ class ReferenceShares:
         cols = [*range(V), V + 1]
         for i, a in enumerate([*words, BOS]):
             for j, b in zip(cols, [*words, EOS], strict=True):
-                out[i, j] = self.bigram_cost(a, b, pairs, delete_weight)
+                out[i, j] = self.bigram_cost(a, b, pairs, delete_weight, add_weight)
         return out
 
     def loss(self, source: Sequence[str], written: Sequence[str], deleted: Sequence[int],
-             bigram_weight: float = 0.0, delete_weight: float = 1.0, add_weight: float = 0.0) -> float:
+             bigram_weight: float = 0.0, delete_weight: float = 1.0, add_weight: float = 0.0,
+             bigram_add_weight: float = 0.0) -> float:
         """``Δ`` of an output that writes ``written`` and deletes the source positions ``deleted``: β
         (``delete_weight``) times the deletion side, plus ``bigram_weight`` × the bigram term, with the
-        add reward λ = ``add_weight``."""
+        add rewards λ = ``add_weight`` and μ = ``bigram_add_weight`` (bigrams)."""
         out = float(self.write_costs(written, source, add_weight).sum()
                     + delete_weight * self.delete_costs(source)[list(deleted)].sum())
         if bigram_weight:
             bounded = [BOS, *(w.lower() for w in written), EOS]
             pairs = bounded_bigrams(source)
-            out += bigram_weight * sum(self.bigram_cost(a, b, pairs, delete_weight)
+            out += bigram_weight * sum(self.bigram_cost(a, b, pairs, delete_weight, bigram_add_weight)
                                        for a, b in zip(bounded, bounded[1:], strict=False))
         return out
 

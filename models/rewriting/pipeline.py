@@ -90,6 +90,8 @@ class RewriteTrainingSettings:
         α of the loss's bigram term (``make_example``'s ``bigram_weight``; 0: none).
     add_reward : float
         λ of the loss's add reward (``make_example``'s ``add_weight``; 0: none).
+    bigram_add_reward : float
+        μ of the bigram term's add reward (``make_example``'s ``bigram_add_weight``; 0: none).
     features : tuple of str
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float
@@ -117,6 +119,7 @@ class RewriteTrainingSettings:
     oracle_head_price: float = 0.0
     bigram_loss: float = 0.0
     add_reward: float = 0.0
+    bigram_add_reward: float = 0.0
     features: tuple[str, ...] = ()
     lm_scale: float = 1.0
     word_bias: float = 0.0
@@ -201,7 +204,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
             refs = [r.tokens for name in sets for r in ex.references[name]]
             examples.append(make_example(ex.source.tree, grammar, reference_shares(refs), lm,
                                          settings.delete_weight, settings.oracle_head_price,
-                                         settings.bigram_loss, settings.add_reward))
+                                         settings.bigram_loss, settings.add_reward,
+                                         settings.bigram_add_reward))
         say(f"{len(examples)} training charts")
         epochs: list[dict] = []
 
@@ -225,8 +229,9 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
         training = asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
                                        "google": [Path(g).name for g in settings.google]}
-        if not settings.add_reward:  # omitted at 0: a model built before the option keeps its bytes
-            del training["add_reward"]
+        for name in ("add_reward", "bigram_add_reward"):  # omitted at 0: older models keep their bytes
+            if not training[name]:
+                del training[name]
         meta = {"training": training,
                 "extraction": extraction,
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,

@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--add-reward", type=float, default=0.0, metavar="L",
                         help="the loss's add reward: a written word not in the source costs 1 - r - L x "
                              "r, r its share of the references (default: %(default)s)")
+    parser.add_argument("--bigram-add-reward", type=float, default=0.0, metavar="M",
+                        help="the bigram term's add reward: a written bigram not in the source costs A x "
+                             "(1 - r - M x r) (default: %(default)s)")
     parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
                         help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
@@ -62,10 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
     """Train and write the model directory; return a short report."""
-    prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward)
+    prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward,
+              args.bigram_add_reward)
     if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
         raise InputError("--epochs and --min-count must be >= 1, --delete-weight, --oracle-head-price, "
-                         "--bigram-loss and --add-reward >= 0")
+                         "--bigram-loss, --add-reward and --bigram-add-reward >= 0")
     DecodeSettings(args.lm_scale, args.word_bias, args.substitution_bias,
                    args.insertion_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
@@ -75,6 +79,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        delete_weight=args.delete_weight,
                                        oracle_head_price=args.oracle_head_price,
                                        bigram_loss=args.bigram_loss, add_reward=args.add_reward,
+                                       bigram_add_reward=args.bigram_add_reward,
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias, substitution_bias=args.substitution_bias,
                                        insertion_bias=args.insertion_bias)

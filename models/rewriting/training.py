@@ -98,21 +98,22 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
                  lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0,
-                 bigram_weight: float = 0.0, add_weight: float = 0.0) -> RewriteExample:
+                 bigram_weight: float = 0.0, add_weight: float = 0.0, bigram_add_weight: float = 0.0
+                 ) -> RewriteExample:
     """The training example of one source tree (module docstring; ``delete_weight``: β of
     :func:`hyperedge_losses`; ``head_price``: what the oracle's search adds to the loss for each phrase
     whose head it deletes while keeping some of its words, the ``dropped_head`` features of
     :mod:`~dualdecomp.models.rewriting.application`; 0 in the shipped recipe. The example's
     ``oracle_loss`` and the loss-augmented decodes use the loss alone; ``bigram_weight``: α of the loss's
     bigram term, :mod:`~dualdecomp.models.rewriting.loss`, 0 for none; ``add_weight``: λ of the loss's add
-    reward, 0 for none)."""
+    reward and ``bigram_add_weight`` μ of its bigram term's, 0 for none)."""
     hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
     losses = hyperedge_losses(hg, shares, delete_weight, add_weight)
     application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
     priced = losses + head_price * application[:, list(HEAD_COLUMNS)].sum(axis=1)
-    bigrams = (bigram_weight * shares.bigram_costs(hg.vocab, hg.words, delete_weight) if bigram_weight
-               else None)
+    bigrams = (bigram_weight * shares.bigram_costs(hg.vocab, hg.words, delete_weight, bigram_add_weight)
+               if bigram_weight else None)
     oracle_matrix = added(matrix, None if bigrams is None else -ORACLE_LOSS_SCALE * bigrams)
     oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3],
                     oracle_matrix)
