@@ -26,22 +26,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm-corpus", nargs="*", default=[], metavar="FILE",
                         help="more sentences for the target LM besides the training references "
                              "(e.g. the Google training .tsv.gz files)")
-    parser.add_argument("--delete-weight", type=float, default=1.0, metavar="BETA",
-                        help="beta of the loss: the price of deleting a word the references keep "
-                             "(default: %(default)s)")
-    parser.add_argument("--oracle-head-price", type=float, default=0.0, metavar="P",
-                        help="loss the oracle adds per phrase whose head it deletes while keeping some "
-                             "of its words (default: %(default)s)")
-    parser.add_argument("--bigram-loss", type=float, default=0.0, metavar="A",
-                        help="weight of the loss's bigram term: per bigram written, A x (1 - r - BETA x "
-                             "r if the source has it), r its share of the references (default: "
-                             "%(default)s)")
-    parser.add_argument("--add-reward", type=float, default=0.0, metavar="L",
-                        help="the loss's add reward: a written word not in the source costs 1 - r - L x "
-                             "r, r its share of the references (default: %(default)s)")
-    parser.add_argument("--bigram-add-reward", type=float, default=0.0, metavar="M",
-                        help="the bigram term's add reward: a written bigram not in the source costs A x "
-                             "(1 - r - M x r) (default: %(default)s)")
+    for flag, default, metavar, what in (
+            ("--delete-weight", 1.0, "BETA", "beta of the loss: the price of deleting a word the references "
+                                             "keep"),
+            ("--oracle-head-price", 0.0, "P", "loss the oracle adds per phrase whose head it deletes while "
+                                             "keeping some of its words"),
+            ("--bigram-loss", 0.0, "A", "weight of the loss's bigram term: per bigram written, A x (1 - r - "
+                                        "BETA x r if the source has it), r its share of the references"),
+            ("--add-reward", 0.0, "L", "the loss's add reward: a written word not in the source costs 1 - r "
+                                       "- L x r"),
+            ("--bigram-add-reward", 0.0, "M", "the bigram term's add reward: a written bigram not in the "
+                                              "source costs A x (1 - r - M x r)")):
+        parser.add_argument(flag, type=float, default=default, metavar=metavar,
+                            help=what + " (default: %(default)s)")
     parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
                         help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
     parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
