@@ -26,11 +26,11 @@ so ``parse_text`` would not reproduce the dev table's rows), its derivation fore
 bigram matrix are built once, and every setting decodes it with the chart
 (``RewriteDecoder`` with ``DecodeSettings(lm_scale, word_bias)``: ``word_bias`` × the words each hyperedge
 writes added to its score, the LM weight × ``lm_scale``). The rewrites (sentence-cased as the CLI does) are
-scored with the code of ``dualdecomp evaluate --task rewrite``
-(``dualdecomp.app.rewriting_evaluation.evaluate_rewrite_files``). The setting (1, 0) must reproduce
-``benchmarks/rewriting_dev/rewriter_free.jsonl`` of the embedded model: the script reports how many rows
-match. One JSON row per setting in ``benchmarks/rewriting_decode_grid.jsonl`` and a last row naming the
-selected setting.
+scored with the code of ``dualdecomp evaluate --task rewrite`` (``evaluate_rewrites``, which
+``dualdecomp.app.rewriting_evaluation.evaluate_rewrite_files`` calls), in memory. The setting (1, 0) must
+reproduce ``benchmarks/rewriting_dev/rewriter_free.jsonl`` of the embedded model: the script reports how
+many rows match. One JSON row per setting in ``benchmarks/rewriting_decode_grid.jsonl`` and a last row
+naming the selected setting.
 
 ``benchmarks/rewriting_decode_grid_parse_text.jsonl`` is the first run (2026-11-26), whose sources were
 parsed one by one (``parse_text``, as ``dualdecomp rewrite "TEXT"`` and the trainer's epoch choice do):
@@ -46,7 +46,6 @@ import dataclasses
 import itertools
 import json
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -57,11 +56,10 @@ from dualdecomp.app.rewriter import Rewriter
 from dualdecomp.app.rewriting_evaluation import (
     DEFAULT_SETS,
     default_references_path,
-    evaluate_rewrite_files,
     read_rewrite_corpus,
 )
 from dualdecomp.data.detokenise import detokenise
-from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
+from dualdecomp.data.jsonl import read_jsonl_numbered
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
@@ -118,12 +116,11 @@ def _rewrites(rewriter: Rewriter, prepared: list[tuple], settings: DecodeSetting
     return texts, certified
 
 
-def _score(ids, texts, references: Path) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "p.jsonl"
-        write_jsonl_atomic(path, [{"id": i, "rewrite": t} for i, t in zip(ids, texts, strict=True)])
-        report = evaluate_rewrite_files(path, references, DEFAULT_SETS)
-    return _row(report.scores)
+def _score(corpus, texts: list[str], positions: list[int] | None = None) -> dict:
+    """:func:`_row` of the rewrites (in corpus order) at ``positions`` (None: all) against the corpus."""
+    keep = range(len(texts)) if positions is None else positions
+    refs = {name: [corpus.references[name][k] for k in keep] for name in DEFAULT_SETS}
+    return _row(evaluate_rewrites([corpus.sources[k] for k in keep], [texts[k] for k in keep], refs))
 
 
 def _row(s) -> dict:
@@ -176,13 +173,6 @@ def _halves(corpus) -> dict[str, list[int]]:
     return {"even": list(range(0, n, 2)), "odd": list(range(1, n, 2))}
 
 
-def _half_row(corpus, texts: list[str], positions: list[int], half: str) -> dict:
-    """``mean_sari_HALF`` and ``chars_kept_HALF`` of the rewrites at ``positions``."""
-    refs = {name: [corpus.references[name][k] for k in positions] for name in DEFAULT_SETS}
-    row = _row(evaluate_rewrites([corpus.sources[k] for k in positions], [texts[k] for k in positions], refs))
-    return {f"mean_sari_{half}": row["mean_sari"], f"chars_kept_{half}": row["chars_kept"]}
-
-
 def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari") -> dict:
     """The rule on ``key`` over the grid's settings alone: the best, then once the edge extension
     (``run`` decodes a setting not yet in ``rows``) and the best of the grid and that extension (rows
@@ -228,10 +218,11 @@ def main(argv: list[str] | None = None) -> int:
         settings = DecodeSettings(**setting)
         texts, certified = _rewrites(rewriter, prepared, settings)
         seconds = time.perf_counter() - t0
-        row = {**setting, **_score(corpus.ids, texts, references),
+        row = {**setting, **_score(corpus, texts),
                "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
         for half, positions in halves.items():
-            row.update(_half_row(corpus, texts, positions, half))
+            part = _score(corpus, texts, positions)
+            row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
         if settings == model_settings:
             free = ROOT / "benchmarks" / "rewriting_dev" / "rewriter_free.jsonl"
             if args.model is None and free.is_file():
