@@ -98,6 +98,11 @@ class RewriteTrainingSettings:
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
         choice do not use them.
+
+    Raises
+    ------
+    InputError
+        A bad decode setting (checked on construction, before any long run).
     """
 
     data_dir: str
@@ -125,6 +130,14 @@ class RewriteTrainingSettings:
     word_bias: float = 0.0
     substitution_bias: float = 0.0
     insertion_bias: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.decode  # noqa: B018 - a bad decode setting is an InputError here, before any long run
+
+    @property
+    def decode(self) -> DecodeSettings:
+        """The decode settings stored in ``meta.decode`` (raises ``InputError`` for a bad value)."""
+        return DecodeSettings(self.lm_scale, self.word_bias, self.substitution_bias, self.insertion_bias)
 
 
 def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:
@@ -237,8 +250,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
                 "selection_rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length",
                 "max_states": settings.max_states,
-                "decode": DecodeSettings(settings.lm_scale, settings.word_bias, settings.substitution_bias,
-                                         settings.insertion_bias).as_dict(),
+                "decode": settings.decode.as_dict(),
                 "licence": LICENCE_NOTE}
         save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
         (work / "README.md").write_text(_readme(meta), encoding="utf-8")

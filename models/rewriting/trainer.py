@@ -10,7 +10,6 @@ import argparse
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.registry import Trainer, TrainingContext
-from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.features import FEATURE_GROUPS
 from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings, train_rewrite_model
 
@@ -67,8 +66,6 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
         raise InputError("--epochs and --min-count must be >= 1, --delete-weight, --oracle-head-price, "
                          "--bigram-loss, --add-reward and --bigram-add-reward >= 0")
-    DecodeSettings(args.lm_scale, args.word_bias, args.substitution_bias,
-                   args.insertion_bias)  # checked before the long run
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
