@@ -13,6 +13,11 @@ two held-out scores). ``--content-only`` (the eleventh rule) makes the substitut
 substituted content words (nouns, verbs, adjectives, adverbs: ``bias_counts(hg, content_only=True)``);
 give it its own ``--out``.
 
+``--cv RECIPE --out FILE`` runs the seventeenth rule ("A larger held-out judgement: cross-validation on
+train"): the grid :data:`GRID_CV` decoded by the three fold models that ``benchmarks/rewriting_cv.py run
+--recipe RECIPE`` trained, each on its held-out fold (``.cache/rewriting_cv/``), the 1,800 rewrites scored
+pooled as one corpus, and the same choice (with the edge steps :data:`STEPS_CV`); no two-fold estimate.
+
 The rule and the grid were written into ``docs/rewriting.md`` ("How decode settings are chosen") before
 the first run: on the 200 dev sentences at free length (exact chart), the setting with the highest mean of
 ASSET and TurkCorpus corpus SARI; ties (means equal to 0.01) go to fewer characters kept, then to the
@@ -55,6 +60,7 @@ import numpy as np
 from dualdecomp.app.rewriter import Rewriter
 from dualdecomp.app.rewriting_evaluation import (
     DEFAULT_SETS,
+    RewriteCorpus,
     default_references_path,
     read_rewrite_corpus,
 )
@@ -81,12 +87,18 @@ GRID_BIASES = {"lm_scale": (0.5, 0.75, 1.0, 1.25), "word_bias": (0.0, 30.0, 60.0
 """The tenth rule's grid (docs/rewriting.md, "Substitution and insertion biases"): 300 settings."""
 STEPS = {"word_bias": 30.0, "substitution_bias": 240.0, "insertion_bias": 120.0}
 """A bias dimension's step: the edge extension and the distance to the neutral setting."""
+GRID_CV = {"lm_scale": (0.5, 0.75, 1.0), "word_bias": (30.0, 90.0, 150.0),
+           "substitution_bias": (240.0, 480.0, 720.0), "insertion_bias": (0.0, 180.0, 360.0)}
+"""The seventeenth rule's grid (docs/rewriting.md, "cross-validation on train"): 81 settings."""
+STEPS_CV = {"word_bias": 60.0, "substitution_bias": 240.0, "insertion_bias": 180.0}
+"""The edge extension's steps of :data:`GRID_CV` (its spacing)."""
 TIE = 0.01
 CHUNK = 64  # lines parsed together: dualdecomp rewrite's default --batch-size
 
 
 def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = False) -> list[tuple]:
-    """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source)."""
+    """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source, the
+    rewriter's decoder)."""
     dec = rewriter.decoder
     out = []
     sentences = []
@@ -100,16 +112,17 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = 
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
         out.append((hg, base, bias_counts(hg, content_only), bigrams,
-                    detokenise(sentence, np.ones(sentence.n, dtype=bool))))
+                    detokenise(sentence, np.ones(sentence.n, dtype=bool)), dec))
     return out
 
 
-def _rewrites(rewriter: Rewriter, prepared: list[tuple], settings: DecodeSettings) -> tuple[list[str], int]:
-    """The rewrites of every prepared source under ``settings`` (as RewriteDecoder.decode computes them)
-    and how many were certified."""
-    dec = replace(rewriter.decoder, settings=settings)
+def _rewrites(prepared: list[tuple], settings: DecodeSettings) -> tuple[list[str], int]:
+    """The rewrites of every prepared source under ``settings`` (as RewriteDecoder.decode computes them,
+    each by the decoder it was prepared with) and how many were certified."""
+    decoders: dict[int, object] = {}
     texts, certified = [], 0
-    for hg, base, counts, bigrams, source in prepared:
+    for hg, base, counts, bigrams, source, model_decoder in prepared:
+        dec = decoders.setdefault(id(model_decoder), replace(model_decoder, settings=settings))
         der = decode(hg, dec.biased(base, counts), dec.scaled(bigrams), None, dec.max_states)
         certified += bool(der.certified)
         texts.append(sentence_case(der.text, source))
@@ -150,19 +163,20 @@ def _select(rows: list[dict], key: str = "mean_sari") -> dict:
     return min(near, key=lambda r: (r[chars], _distance(r)))
 
 
-def _step(name: str, value: float, up: bool) -> float:
+def _step(name: str, value: float, up: bool, steps: dict[str, float]) -> float:
     if name == "lm_scale":
         return value * 1.5 if up else value / 1.5
-    return value + STEPS[name] if up else value - STEPS[name]
+    return value + steps[name] if up else value - steps[name]
 
 
-def _edge_extension(winner: dict, grid: dict[str, tuple[float, ...]]) -> list[dict[str, float]]:
+def _edge_extension(winner: dict, grid: dict[str, tuple[float, ...]],
+                    steps: dict[str, float]) -> list[dict[str, float]]:
     """The settings one step beyond each grid edge the winner lies on (empty when inside): per dimension
     the winner's value, plus the next one out when it is on that dimension's edge."""
     values = []
     for name, axis in grid.items():
         v = winner[name]
-        values.append([v] if v not in (min(axis), max(axis)) else [v, _step(name, v, v == max(axis))])
+        values.append([v] if v not in (min(axis), max(axis)) else [v, _step(name, v, v == max(axis), steps)])
     settings = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*values)]
     return [x for x in settings if any(x[k] != winner[k] for k in grid)]
 
@@ -173,13 +187,14 @@ def _halves(corpus) -> dict[str, list[int]]:
     return {"even": list(range(0, n, 2)), "odd": list(range(1, n, 2))}
 
 
-def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari") -> dict:
+def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari",
+            steps: dict[str, float] = STEPS) -> dict:
     """The rule on ``key`` over the grid's settings alone: the best, then once the edge extension
     (``run`` decodes a setting not yet in ``rows``) and the best of the grid and that extension (rows
     decoded for another choice's extension are not candidates)."""
     keys = [tuple(combo) for combo in itertools.product(*grid.values())]
     winner = _select([rows[k] for k in keys], key)
-    extension = _edge_extension(winner, grid)
+    extension = _edge_extension(winner, grid, steps)
     for setting in extension:
         if tuple(setting.values()) not in rows:
             run(setting)
@@ -198,16 +213,34 @@ def main(argv: list[str] | None = None) -> int:
                              "with its two-fold estimate of the choice's optimism")
     parser.add_argument("--content-only", action="store_true",
                         help="the eleventh rule: the substitution bias counts content words only")
+    parser.add_argument("--cv", metavar="RECIPE", default=None,
+                        help="the seventeenth rule: the grid GRID_CV decoded by the fold models of "
+                             "benchmarks/rewriting_cv.py's RECIPE on their held-out folds, scored pooled")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"JSONL result (default: {OUT.name}; with --biases {OUT_BIASES.name})")
     args = parser.parse_args(argv)
-    grid = GRID_BIASES if args.biases else GRID
+    if args.cv is not None and (args.biases or args.model or args.references or args.out is None):
+        parser.error("--cv takes its models and sentences from the folds: give --out, not --biases, "
+                     "--model or --references")
+    grid = GRID_CV if args.cv else GRID_BIASES if args.biases else GRID
+    steps = STEPS_CV if args.cv else STEPS
     out_path = args.out or (OUT_BIASES if args.biases else OUT)
-    references = args.references or default_references_path()
-    corpus = read_rewrite_corpus(references, DEFAULT_SETS)
-    rewriter = Rewriter(args.model)
+    if args.cv is None:
+        parts = [(args.model, args.references or default_references_path())]
+    else:
+        work = ROOT / ".cache" / "rewriting_cv"
+        parts = [(str(work / args.cv / f"fold{f}" / "model"), work / f"fold{f}" / "heldout.jsonl")
+                 for f in range(3)]
     start = time.perf_counter()
-    prepared = _prepare(rewriter, corpus.sources, args.content_only)
+    prepared, corpora = [], []
+    for model, references in parts:
+        corpora.append(read_rewrite_corpus(references, DEFAULT_SETS))
+        rewriter = Rewriter(model)
+        prepared += _prepare(rewriter, corpora[-1].sources, args.content_only)
+    corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
+                           sources=sum((c.sources for c in corpora), ()),
+                           references={name: sum((c.references[name] for c in corpora), ())
+                                       for name in DEFAULT_SETS})
     print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     model_settings = rewriter.decoder.settings
     halves = _halves(corpus) if args.biases else {}
@@ -216,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
         settings = DecodeSettings(**setting)
-        texts, certified = _rewrites(rewriter, prepared, settings)
+        texts, certified = _rewrites(prepared, settings)
         seconds = time.perf_counter() - t0
         row = {**setting, **_score(corpus, texts),
                "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
@@ -225,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
         if settings == model_settings:
             free = ROOT / "benchmarks" / "rewriting_dev" / "rewriter_free.jsonl"
-            if args.model is None and free.is_file():
+            if args.model is None and args.cv is None and free.is_file():
                 shipped = {r["id"]: r.get("rewrite") for _, r in read_jsonl_numbered(free)}
                 row["same_as_rewriter_free"] = sum(shipped.get(i) == t for i, t in zip(corpus.ids, texts,
                                                                                        strict=True))
@@ -234,13 +267,14 @@ def main(argv: list[str] | None = None) -> int:
 
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
-    choice = _choose(rows, grid, run)
+    choice = _choose(rows, grid, run, steps=steps)
     winner = choice["winner"]
+    where = f"the 3-fold held-out rewrites of {args.cv}" if args.cv else "dev"
     selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
                 "extended": choice["extended"],
-                "rule": "highest mean of ASSET and TurkCorpus corpus SARI on dev at free length; ties within "
-                        f"{TIE} by fewer characters kept, then nearest the neutral setting; an edge winner "
-                        "extends once"}
+                "rule": f"highest mean of ASSET and TurkCorpus corpus SARI on {where} at free length; "
+                        f"ties within {TIE} by fewer characters kept, then nearest the neutral setting; "
+                        "an edge winner extends once"}
     if args.biases:  # the two-fold estimate: chosen on one half, scored on the other
         folds, held_out = {}, []
         for half, other in (("even", "odd"), ("odd", "even")):

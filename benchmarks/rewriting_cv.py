@@ -1,0 +1,208 @@
+"""Three-fold cross-validation of rewriting recipes on the training corpus (W3.3, the sixteenth rule).
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/rewriting_cv.py run --recipe embedded --fold 0   # one model, ~5 min
+    .venv/bin/python benchmarks/rewriting_cv.py score                          # rewriting_cv.json
+
+The rule is written in ``docs/rewriting.md`` ("A larger held-out judgement: cross-validation on train").
+Folds are the lines of ``train.jsonl`` by position modulo 3. ``run`` trains the recipe on the other two
+folds (``dualdecomp train --kind rewriting`` on a corpus folder holding those lines as ``train.jsonl`` and
+the shared ``dev.jsonl``, which chooses the epoch as always) and rewrites the held-out fold's sources at
+free length with ``dualdecomp rewrite --input`` (plain text, the model's stored decode setting), as
+``benchmarks/rewriting_dev_table.py`` rewrites dev. Models and rewrites live under
+``.cache/rewriting_cv/`` (not committed). ``score`` pools the 1,800 held-out rewrites of each recipe,
+scores them with the code of ``dualdecomp evaluate --task rewrite`` (``evaluate_rewrites``), per fold
+and pooled, and runs the rule's paired bootstrap: 1,000 resamples of the sentences (seed 0), the same for
+every recipe, pooled SARI recomputed on each from the sentences' SARI counts. It writes
+``benchmarks/rewriting_cv.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, read_rewrite_corpus
+from dualdecomp.data.jsonl import read_jsonl_numbered
+from dualdecomp.models.evaluation.rewriting import SARI_SETTINGS, evaluate_rewrites
+from dualdecomp.models.evaluation.sari import _Counts, _OrderCounts, _score, _sentence_counts
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+CORPUS = SHARED / "rewriting"
+WORK = ROOT / ".cache" / "rewriting_cv"
+OUT = ROOT / "benchmarks" / "rewriting_cv.json"
+FOLDS = 3
+RESAMPLES = 1000
+
+GOOGLE = SHARED / "google"
+COMMON = ["--lm-corpus", str(GOOGLE / "train180k.tsv.gz"), str(GOOGLE / "train20k-b.tsv.gz"),
+          "--delete-weight", "0.35", "--bigram-loss", "0.5", "--epochs", "3"]
+"""``make rewrite-model``'s training options, without its decode setting."""
+
+RECIPES = {
+    "embedded": ["--lm-scale", "0.5", "--word-bias", "150", "--substitution-bias", "720",
+                 "--insertion-bias", "360"],
+    "add4": ["--add-reward", "4", "--lm-scale", "0.75", "--word-bias", "90", "--substitution-bias", "240",
+             "--insertion-bias", "0"],
+}
+"""Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev."""
+
+
+def _fold_lines(fold: int) -> tuple[list[str], list[str]]:
+    """The training corpus's lines split into (the other folds, fold ``fold``), in file order."""
+    lines = (CORPUS / "train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    rest = [line for i, line in enumerate(lines) if i % FOLDS != fold]
+    held = [line for i, line in enumerate(lines) if i % FOLDS == fold]
+    return rest, held
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically (two runs may prepare the same fold at once)."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _fold_corpus(fold: int) -> Path:
+    """The corpus folder of fold ``fold`` (train: the other folds; dev: the shared dev), and its
+    ``heldout.jsonl``."""
+    folder = WORK / f"fold{fold}"
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    rest, held = _fold_lines(fold)
+    _write(data / "train.jsonl", "".join(rest))
+    _write(data / "dev.jsonl", (CORPUS / "dev.jsonl").read_text(encoding="utf-8"))
+    _write(folder / "heldout.jsonl", "".join(held))
+    return folder
+
+
+def run(recipe: str, fold: int) -> None:
+    """Train ``recipe`` without fold ``fold`` and rewrite that fold's sources (module docstring)."""
+    folder = _fold_corpus(fold)
+    out = WORK / recipe / f"fold{fold}"
+    out.mkdir(parents=True, exist_ok=True)
+    exe = Path(sys.executable).parent / "dualdecomp"
+    env = {**os.environ, "DUALDECOMP_LMPLZ_DIR": str(ROOT / ".tools" / "bin")}
+    with open(out / "train.log", "w", encoding="utf-8") as log:
+        subprocess.run([str(exe), "train", "--kind", "rewriting", "--data", str(folder / "data"), *COMMON,
+                        *RECIPES[recipe], "--out", str(out / "model")], check=True, env=env, stdout=log,
+                       stderr=subprocess.STDOUT)
+    corpus = read_rewrite_corpus(folder / "heldout.jsonl", DEFAULT_SETS)
+    text = out / "sources.txt"
+    text.write_text("".join(s + "\n" for s in corpus.sources), encoding="utf-8")
+    predictions = out / "heldout_rewrites.jsonl"
+    subprocess.run([str(exe), "rewrite", "--model", str(out / "model"), "--input", str(text),
+                    "--input-format", "text", "--output", str(predictions), "--deterministic", "--quiet"],
+                   check=True)
+
+
+def _recipe_rewrites(recipe: str) -> dict[str, str]:
+    """The held-out rewrite of every training source by ``recipe``'s fold models, keyed by id."""
+    rewrites: dict[str, str] = {}
+    for fold in range(FOLDS):
+        corpus = read_rewrite_corpus(WORK / f"fold{fold}" / "heldout.jsonl", DEFAULT_SETS)
+        path = WORK / recipe / f"fold{fold}" / "heldout_rewrites.jsonl"
+        rows = [row for _, row in read_jsonl_numbered(path)]
+        if len(rows) != len(corpus.ids):
+            raise SystemExit(f"{recipe} fold {fold}: {len(rows)} rewrites for {len(corpus.ids)} sources")
+        for row, row_id, source in zip(rows, corpus.ids, corpus.sources, strict=True):
+            if "".join(str(row.get("text", "")).split()) != "".join(source.split()):
+                raise SystemExit(f"{recipe} fold {fold}: a row is not source {row_id}: {row.get('text')!r}")
+            rewrites[row_id] = row["rewrite"]
+    return rewrites
+
+
+def _count_matrix(sources, outputs, references) -> np.ndarray:
+    """Each sentence's SARI counts (4 orders x ADD/KEEP/DELETE x right/output/reference) as floats."""
+    rows = []
+    for source, output, refs in zip(sources, outputs, references, strict=True):
+        orders = _sentence_counts(source, output, refs, SARI_SETTINGS["lowercase"],
+                                  SARI_SETTINGS["tokenizer"])
+        rows.append([float(x) for o in orders for c in (o.add, o.keep, o.delete)
+                     for x in (c.right, c.output, c.reference)])
+    return np.array(rows)
+
+
+def _pooled_sari(sums: np.ndarray) -> float:
+    """Pooled corpus SARI from summed counts, by the scoring code of ``sari_corpus`` (deletion by F1)."""
+    x = sums.reshape(4, 3, 3)
+    orders = [_OrderCounts(*(_Counts(*(Fraction(v) for v in x[n, op])) for op in range(3))) for n in range(4)]
+    return _score(orders, "f1", "scores").sari
+
+
+def score() -> None:
+    """Score the pooled held-out rewrites of every recipe run on all folds; bootstrap (module docstring)."""
+    corpus = read_rewrite_corpus(CORPUS / "train.jsonl", DEFAULT_SETS)
+    recipes = [r for r in RECIPES if all((WORK / r / f"fold{f}" / "heldout_rewrites.jsonl").exists()
+                                          for f in range(FOLDS))]
+    if not recipes:
+        raise SystemExit("no recipe has rewrites for every fold: run `rewriting_cv.py run` first")
+    rng = np.random.default_rng(0)
+    n = len(corpus.ids)
+    samples = rng.integers(0, n, size=(RESAMPLES, n))
+    weights = np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
+    result: dict = {"folds": FOLDS, "resamples": RESAMPLES, "seed": 0, "recipes": {}}
+    boot: dict[str, np.ndarray] = {}
+    for recipe in recipes:
+        rewrites = _recipe_rewrites(recipe)
+        outputs = [rewrites[i] for i in corpus.ids]
+        pooled = evaluate_rewrites(corpus.sources, outputs, corpus.references)
+        per_fold = []
+        for fold in range(FOLDS):
+            idx = [k for k in range(n) if k % FOLDS == fold]
+            scores = evaluate_rewrites([corpus.sources[k] for k in idx], [outputs[k] for k in idx],
+                                       {s: [corpus.references[s][k] for k in idx] for s in DEFAULT_SETS})
+            per_fold.append({s.name: s.sari for s in scores.sets})
+        draws = np.zeros(RESAMPLES)
+        for name in DEFAULT_SETS:
+            counts = _count_matrix(corpus.sources, outputs, corpus.references[name])
+            check, expected = _pooled_sari(counts.sum(axis=0)), pooled.by_set(name).sari
+            if abs(check - expected) > 1e-6:
+                raise SystemExit(f"{recipe}/{name}: summed counts give {check}, evaluate {expected}")
+            draws += np.array([_pooled_sari(w @ counts) for w in weights]) / len(DEFAULT_SETS)
+        boot[recipe] = draws
+        mean = sum(s.sari for s in pooled.sets) / len(pooled.sets)
+        result["recipes"][recipe] = {"options": RECIPES[recipe], "mean_sari": mean,
+                                     "scores": pooled.to_dict(), "per_fold_sari": per_fold}
+    if "embedded" in boot and "add4" in boot:
+        diff = boot["add4"] - boot["embedded"]
+        delta = result["recipes"]["add4"]["mean_sari"] - result["recipes"]["embedded"]["mean_sari"]
+        result["add4_minus_embedded"] = {
+            "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
+            "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))],
+            "rule_met": bool(delta > 0.2 and np.mean(diff > 0) >= 0.95)}
+    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    for recipe, row in result["recipes"].items():
+        sets = row["scores"]["sets"]
+        print(f"{recipe:9s} mean SARI {row['mean_sari']:.2f}  " + "  ".join(
+            f"{name} {sets[name]['sari']:.2f} (BLEU {sets[name]['bleu']:.1f})" for name in DEFAULT_SETS)
+            + f"  chars kept {100 * row['scores']['chars_kept']:.1f} %")
+    if "add4_minus_embedded" in result:
+        print(json.dumps(result["add4_minus_embedded"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("run", help="train one recipe without one fold and rewrite that fold")
+    one.add_argument("--recipe", choices=sorted(RECIPES), required=True)
+    one.add_argument("--fold", type=int, choices=range(FOLDS), required=True)
+    sub.add_parser("score", help="score the pooled held-out rewrites, bootstrap, write rewriting_cv.json")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.recipe, args.fold)
+    else:
+        score()
+
+
+if __name__ == "__main__":
+    main()
