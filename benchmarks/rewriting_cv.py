@@ -92,10 +92,11 @@ def run(recipe: str, fold: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     exe = Path(sys.executable).parent / "dualdecomp"
     env = {**os.environ, "DUALDECOMP_LMPLZ_DIR": str(ROOT / ".tools" / "bin")}
-    with open(out / "train.log", "w", encoding="utf-8") as log:
-        subprocess.run([str(exe), "train", "--kind", "rewriting", "--data", str(folder / "data"), *COMMON,
-                        *RECIPES[recipe], "--out", str(out / "model")], check=True, env=env, stdout=log,
-                       stderr=subprocess.STDOUT)
+    if not (out / "model" / "MANIFEST.json").is_file():  # a finished model is kept; its rewrites are redone
+        with open(out / "train.log", "w", encoding="utf-8") as log:
+            subprocess.run([str(exe), "train", "--kind", "rewriting", "--data", str(folder / "data"),
+                            *COMMON, *RECIPES[recipe], "--out", str(out / "model")], check=True, env=env,
+                           stdout=log, stderr=subprocess.STDOUT)
     corpus = read_rewrite_corpus(folder / "heldout.jsonl", DEFAULT_SETS)
     text = out / "sources.txt"
     text.write_text("".join(s + "\n" for s in corpus.sources), encoding="utf-8")

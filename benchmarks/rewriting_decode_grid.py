@@ -123,7 +123,7 @@ def _rewrites(prepared: list[tuple], settings: DecodeSettings) -> tuple[list[str
     texts, certified = [], 0
     for hg, base, counts, bigrams, source, model_decoder in prepared:
         dec = decoders.setdefault(id(model_decoder), replace(model_decoder, settings=settings))
-        der = decode(hg, dec.biased(base, counts), dec.scaled(bigrams), None, dec.max_states)
+        der = decode(hg, dec.biased(base, counts), dec.lm_matrix(hg, bigrams), None, dec.max_states)
         certified += bool(der.certified)
         texts.append(sentence_case(der.text, source))
     return texts, certified

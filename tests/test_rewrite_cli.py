@@ -202,6 +202,32 @@ def test_decode_settings_options_change_the_rewrite_and_the_fingerprint(rewrite_
     assert biased.worker_factory()().decoder.settings == biased.decoder.settings
 
 
+def test_article_agreement_option_holds_in_the_rewrite_and_changes_the_fingerprint(rewrite_model, capsys):
+    from dualdecomp.app.rewriter import Rewriter
+    from dualdecomp.models.rewriting.articles import indefinite_article
+    from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT
+
+    text = "An eagle and an owl saw a cat, an hour later, near a university in an old town."
+    source = [w.lower() for w in text.replace(",", " ,").replace(".", " .").split()]
+    for flag in ("--article-agreement", "--no-article-agreement"):
+        for bias in ("0", "1000"):  # 1000: substitutions everywhere the grammar has one
+            assert main(["rewrite", text, "--model", str(rewrite_model), flag, f"--substitution-bias={bias}",
+                         "--insertion-bias=500", "--json"]) == 0
+            row = json.loads(capsys.readouterr().out)
+            assert row["certified"] is True
+            if flag == "--article-agreement":
+                words = row["rewrite"].replace(",", " ,").replace(".", " .").split()
+                pairs = set(zip(source, source[1:], strict=False))
+                assert not [(a, b) for a, b in zip(words, words[1:], strict=False)
+                            if a.lower() in ("a", "an") and b.lower() not in ("a", "an")
+                            and indefinite_article(b) not in (None, a.lower())
+                            and (a.lower(), b.lower()) not in pairs], row["rewrite"]
+    plain, flipped = Rewriter(rewrite_model), Rewriter(rewrite_model, article_agreement=not ARTICLE_AGREEMENT)
+    assert plain.decoder.settings.article_agreement is ARTICLE_AGREEMENT
+    assert plain.fingerprint() != flipped.fingerprint()
+    assert flipped.worker_factory()().decoder.settings == flipped.decoder.settings
+
+
 def test_a_beam_makes_the_rewrite_approximate(rewrite_model, capsys):
     from dualdecomp.solvers.rewriting import APPROXIMATE
 

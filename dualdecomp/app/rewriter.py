@@ -49,7 +49,7 @@ from dualdecomp.data.parsing import parse_text
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.engine.decode import decode
-from dualdecomp.models.rewriting.decode_settings import BIASES
+from dualdecomp.models.rewriting.decode_settings import SETTINGS
 from dualdecomp.models.rewriting.model import DecodeSettings, RewriteDecoder, load_rewrite_decoder
 from dualdecomp.solvers.rewriting import Budget, Operations, sentence_case
 
@@ -201,13 +201,17 @@ class Rewriter:
         rewrites).
     substitution_bias, insertion_bias : float, optional
         Score added per source word substituted / per target word inserted (None: the model's setting,
-        else 0). All four are decode settings: ``dualdecomp.models.rewriting.decode_settings``.
+        else 0).
+    article_agreement : bool, optional
+        Forbid "a"/"an" before a word that takes the other article, unless the source has that bigram
+        (None: the model's setting, else off). All five are decode settings:
+        ``dualdecomp.models.rewriting.decode_settings``.
 
     Raises
     ------
     InputError
-        A bad ``max_states``, ``max_tokens``, ``lm_scale`` or bias; an unknown ``joint``
-        configuration.
+        A bad ``max_states``, ``max_tokens``, ``lm_scale``, bias or ``article_agreement``; an unknown
+        ``joint`` configuration.
     ModelError
         A missing or damaged model directory.
     """
@@ -220,7 +224,7 @@ class Rewriter:
                  max_tokens: int | None = None, joint: str | None = None,
                  joint_model: str | os.PathLike[str] | None = None, lm_scale: float | None = None,
                  word_bias: float | None = None, substitution_bias: float | None = None,
-                 insertion_bias: float | None = None) -> None:
+                 insertion_bias: float | None = None, article_agreement: bool | None = None) -> None:
         self.token_limit = token_limit(max_tokens, None)
         self.max_tokens = self.token_limit.tokens
         self.requested_max_tokens = max_tokens
@@ -228,7 +232,7 @@ class Rewriter:
                                        or max_states < 1):
             raise InputError(f"max_states must be a positive integer, got {max_states!r}")
         self.requested_max_states = max_states
-        self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias)
+        self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement)
         DecodeSettings().replace(*self.requested_settings)  # bad values are input errors before loading
         self.directory = Path(model_dir) if model_dir is not None else rewrite_model_dir()
         self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None,
@@ -404,7 +408,7 @@ class Rewriter:
         joint_model = None if self.joint_directory is None else str(self.joint_directory.resolve())
         return partial(Rewriter, str(self.directory.resolve()), max_states=self.requested_max_states,
                        max_tokens=self.requested_max_tokens, joint=self.joint, joint_model=joint_model,
-                       **dict(zip(("lm_scale", *BIASES), self.requested_settings, strict=True)))
+                       **dict(zip(SETTINGS, self.requested_settings, strict=True)))
 
     def row_text(self, item: CorpusItem) -> str:
         """The ``text`` field of an item's row."""

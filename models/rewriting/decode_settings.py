@@ -6,26 +6,34 @@
   hyperedge's score (``word_bias ×`` the words the hyperedge writes), so the chart's search stays exact;
 * ``substitution_bias`` and ``insertion_bias`` likewise, per source word a hyperedge *substitutes*
   (writes a different word for: a change of case alone does not count) and per target word it *inserts*
-  (``dualdecomp.models.rewriting.application.bias_counts``).
+  (``dualdecomp.models.rewriting.application.bias_counts``);
+* ``article_agreement`` (default :data:`ARTICLE_AGREEMENT`) forbids "a"/"an" before a word that takes
+  the other article, unless the source has that bigram (``dualdecomp.models.rewriting.articles``): a
+  constraint of the chart's search, which stays exact.
 
 A model directory stores them in ``model.json`` → ``meta.decode`` (written by ``dualdecomp train --kind
 rewriting --lm-scale X --word-bias Y``); a model without that block decodes with the defaults (scale 1,
-biases 0: the rule and LM weights as learnt). How the embedded model's settings were chosen on dev:
-``docs/rewriting.md``, "How decode settings are chosen".
+biases 0: the rule and LM weights as learnt; article agreement as :class:`DecodeSettings`'s default).
+How the embedded model's settings were chosen on dev: ``docs/rewriting.md``, "How decode settings are
+chosen".
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dualdecomp.core.errors import InputError, ModelError
 
-__all__ = ["BIASES", "DecodeSettings"]
+__all__ = ["ARTICLE_AGREEMENT", "BIASES", "SETTINGS", "DecodeSettings"]
 
 BIASES = ("word_bias", "substitution_bias", "insertion_bias")
 """The per-word biases, in the order of :class:`DecodeSettings`'s fields."""
+
+ARTICLE_AGREEMENT = False
+"""Whether a rewrite keeps article agreement unless told otherwise (the setting's default; the
+eighteenth rule of ``docs/rewriting.md`` decides it)."""
 
 
 def _number(name: str, value: Any) -> float:
@@ -48,17 +56,22 @@ class DecodeSettings:
         Score added per source word replaced by a different word (> 0 favours substitutions).
     insertion_bias : float
         Score added per target word inserted (> 0 favours insertions).
+    article_agreement : bool
+        Forbid "a"/"an" before a word that takes the other article (module docstring; default
+        :data:`ARTICLE_AGREEMENT`).
 
     Raises
     ------
     InputError
-        A value that is not a finite number, or a negative ``lm_scale``.
+        A value that is not a finite number, or a negative ``lm_scale``; an ``article_agreement`` that
+        is not a bool.
     """
 
     lm_scale: float = 1.0
     word_bias: float = 0.0
     substitution_bias: float = 0.0
     insertion_bias: float = 0.0
+    article_agreement: bool = ARTICLE_AGREEMENT
 
     def __post_init__(self) -> None:
         scale = _number("lm_scale", self.lm_scale)
@@ -67,6 +80,8 @@ class DecodeSettings:
         object.__setattr__(self, "lm_scale", scale)
         for name in BIASES:
             object.__setattr__(self, name, _number(name, getattr(self, name)))
+        if not isinstance(self.article_agreement, bool):
+            raise InputError(f"article_agreement must be true or false, got {self.article_agreement!r}")
 
     @property
     def biased(self) -> bool:
@@ -75,17 +90,20 @@ class DecodeSettings:
 
     def as_dict(self) -> dict[str, float]:
         """``{"lm_scale": ..., "word_bias": ...}`` (the ``meta.decode`` block; a bias that is 0 other than
-        ``word_bias`` is left out, so a block written before it existed reads back the same)."""
-        out = {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
+        ``word_bias``, and ``article_agreement`` at its default, are left out, so a block written before
+        they existed reads back the same)."""
+        out: dict = {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
         out.update({name: getattr(self, name) for name in BIASES[1:] if getattr(self, name) != 0.0})
+        if self.article_agreement != ARTICLE_AGREEMENT:
+            out["article_agreement"] = self.article_agreement
         return out
 
     def replace(self, lm_scale: float | None = None, word_bias: float | None = None,
-                substitution_bias: float | None = None, insertion_bias: float | None = None
-                ) -> DecodeSettings:
+                substitution_bias: float | None = None, insertion_bias: float | None = None,
+                article_agreement: bool | None = None) -> DecodeSettings:
         """These settings with the given values overriding (None: keep)."""
         new = {"lm_scale": lm_scale, "word_bias": word_bias, "substitution_bias": substitution_bias,
-               "insertion_bias": insertion_bias}
+               "insertion_bias": insertion_bias, "article_agreement": article_agreement}
         return DecodeSettings(**{k: getattr(self, k) if v is None else v for k, v in new.items()})
 
     @classmethod
@@ -100,10 +118,16 @@ class DecodeSettings:
         block = meta.get("decode")
         if block is None:
             return cls()
-        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES}:
-            raise ModelError(f"{where}: meta.decode must be an object with lm_scale and the biases "
-                             f"{', '.join(BIASES)}, got {block!r}")
+        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES, "article_agreement"}:
+            raise ModelError(f"{where}: meta.decode must be an object with lm_scale, the biases "
+                             f"{', '.join(BIASES)} and article_agreement, got {block!r}")
         try:
-            return cls(block.get("lm_scale", 1.0), *(block.get(name, 0.0) for name in BIASES))
+            return cls(block.get("lm_scale", 1.0), *(block.get(name, 0.0) for name in BIASES),
+                       block.get("article_agreement", ARTICLE_AGREEMENT))
         except InputError as exc:
             raise ModelError(f"{where}: bad meta.decode: {exc}") from None
+
+
+SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(DecodeSettings))
+"""The names of the decode settings, in the order of :class:`DecodeSettings`'s fields (and of
+:meth:`DecodeSettings.replace`'s arguments)."""

@@ -31,6 +31,7 @@ from dualdecomp.core.model_files import read_json, read_sparse_weights, write_js
 from dualdecomp.data.trees import Tree
 from dualdecomp.models.lm import LanguageModel, load_lm
 from dualdecomp.models.rewriting.application import application_values, bias_counts, hyperedge_counts
+from dualdecomp.models.rewriting.articles import forbid_article_disagreement
 from dualdecomp.models.rewriting.decode_settings import BIASES, DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm, unigram_scorer
@@ -146,12 +147,17 @@ class RewriteDecoder:
         """The LM weight the chart uses: the learnt weight × ``settings.lm_scale``."""
         return self.model.lm_weight * self.settings.lm_scale
 
-    def lm_matrix(self, hg: RewriteHypergraph) -> np.ndarray | None:
-        """:attr:`lm_weight` × the bigram matrix of ``hg``'s vocabulary (None without an LM or at weight
-        0)."""
-        if self.lm is None or self.lm_weight == 0.0:
-            return None
-        return self.scaled(bigram_matrix(self.lm, hg.vocab))
+    def lm_matrix(self, hg: RewriteHypergraph, bigrams: np.ndarray | None = None) -> np.ndarray | None:
+        """What the chart adds per bigram: :attr:`lm_weight` × the bigram matrix of ``hg``'s vocabulary
+        (``bigrams``: that matrix, unscaled, when already read), with the article disagreements
+        forbidden when ``settings.article_agreement`` (:func:`forbid_article_disagreement`). None when
+        there is nothing to add (no LM or weight 0, and no disagreement)."""
+        matrix = None
+        if self.lm is not None and self.lm_weight != 0.0:
+            matrix = self.scaled(bigram_matrix(self.lm, hg.vocab) if bigrams is None else bigrams)
+        if self.settings.article_agreement:
+            matrix = forbid_article_disagreement(matrix, hg.vocab, hg.words)
+        return matrix
 
     def scaled(self, bigrams: np.ndarray | None) -> np.ndarray | None:
         """A bigram matrix (:func:`bigram_matrix`) at :attr:`lm_weight` (None at weight 0 or without one)."""
@@ -201,7 +207,8 @@ def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file:
 
 def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, lm_scale: float | None = None,
                          word_bias: float | None = None, substitution_bias: float | None = None,
-                         insertion_bias: float | None = None) -> RewriteDecoder:
+                         insertion_bias: float | None = None,
+                         article_agreement: bool | None = None) -> RewriteDecoder:
     """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
 
     Parameters
@@ -211,13 +218,15 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
         Beam per table (None: the model's ``meta.max_states``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float, optional
         Override the model's decode settings (``meta.decode``; None: the model's).
+    article_agreement : bool, optional
+        Override the model's article agreement (None: the model's).
 
     Raises
     ------
     ModelError
         A missing or damaged file (named).
     InputError
-        A bad ``lm_scale`` or bias.
+        A bad ``lm_scale``, bias or ``article_agreement``.
     """
     d = Path(directory)
     spec = read_json(d / "model.json")
@@ -240,5 +249,5 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     if max_states is None:
         max_states = meta.get("max_states")
     settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(
-        lm_scale, word_bias, substitution_bias, insertion_bias)
+        lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement)
     return RewriteDecoder(model, grammar, lm, feats, max_states, settings)

@@ -61,6 +61,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--insertion-bias", type=float, metavar="Y",
                    help="add Y to the score per word inserted; > 0 favours insertions (default: the "
                         "model's setting)")
+    p.add_argument("--article-agreement", action=argparse.BooleanOptionalAction, default=None,
+                   help="forbid 'a'/'an' before a word that takes the other article ('a epithet'), "
+                        "unless the source has that bigram; the rewrite stays exact (default: the "
+                        "model's setting)")
     add_run_options(p, participle="rewritten", max_tokens_default=str(DEFAULT_MAX_TOKENS),
                     time_limit_note="the chart is not anytime: a sentence over it gets an error row",
                     cluster_verb="rewrite")
@@ -162,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
                         model_dir=args.joint_model if args.joint_model is not None else default_model_dir())
     rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens, joint=args.joint,
                         joint_model=args.joint_model, lm_scale=args.lm_scale, word_bias=args.word_bias,
-                        substitution_bias=args.substitution_bias, insertion_bias=args.insertion_bias)
+                        substitution_bias=args.substitution_bias, insertion_bias=args.insertion_bias,
+                        article_agreement=args.article_agreement)
     if args.text is not None:
         return _rewrite_text(args, rewriter, budget)
     return _rewrite_file(args, rewriter, budget)

@@ -1,0 +1,104 @@
+"""Article agreement in rewrites: "a" before a consonant sound, "an" before a vowel sound.
+
+A rewrite can substitute the source's "an" by "a" or join an article to a word it did not precede
+("a epithet", "a eagle"). :func:`forbid_article_disagreement` forbids those bigrams in a chart's bigram
+matrix (``-inf``, as the chart's own forbidden bigrams are), so the search stays exact: the best rewrite
+among those that agree. A bigram the source itself has (compared lower-cased) stays allowed, so a
+rewrite never has to change what the source wrote.
+
+Which article a word takes is inflect's (PyPI ``inflect``, MIT; ``engine().a(word)``: "an hour",
+"a university", "an FBI", "a one"), for a token that begins with a letter; any other token (a number, a
+symbol, a quotation mark), and an article itself, is left free. inflect decorates its methods with
+typeguard's run-time type checks, which take about 2 s to instrument at import; :func:`_engine` imports
+it with that decorator replaced by the identity for the length of the import (the checks only validate
+argument types, and this module passes non-empty strings), which takes 0.1 s.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["ARTICLES", "forbid_article_disagreement", "indefinite_article"]
+
+ARTICLES = ("a", "an")
+"""The indefinite articles (lower-cased)."""
+
+
+@functools.cache
+def _engine():
+    """inflect's engine, imported without typeguard's instrumentation (module docstring)."""
+    import typeguard
+
+    checked = typeguard.typechecked
+
+    def identity(target=None, **_options):
+        return target if target is not None else (lambda t: t)
+
+    typeguard.typechecked = identity
+    try:
+        import inflect
+    finally:
+        typeguard.typechecked = checked
+    return inflect.engine()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def indefinite_article(word: str) -> str | None:
+    """The indefinite article ``word`` takes: ``"a"`` or ``"an"``; None for a token that does not begin
+    with a letter (left free).
+
+    Parameters
+    ----------
+    word : str
+        A raw token (case matters: "an FBI", "a fib").
+
+    Returns
+    -------
+    str or None
+    """
+    if not word[:1].isalpha():
+        return None
+    article = _engine().a(word).split(" ", 1)[0].lower()
+    return article if article in ARTICLES else None
+
+
+def forbid_article_disagreement(matrix: np.ndarray | None, vocab: Sequence[str],
+                                source: Sequence[str]) -> np.ndarray | None:
+    """A chart's bigram matrix with the article disagreements forbidden (module docstring).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray or None
+        The (V + 2, V + 2) bigram scores over ``vocab`` + BOS + EOS (None: no LM, all zeros).
+    vocab : sequence of str
+        The V words the chart can write.
+    source : sequence of str
+        The source tokens: their own bigrams stay allowed.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        A new matrix with ``-inf`` at every ("a"/"an", word) pair whose word takes the other article and
+        that the source does not have; ``matrix`` itself when there is none (None stays None).
+    """
+    articles = [i for i, w in enumerate(vocab) if w.lower() in ARTICLES]
+    if not articles:
+        return matrix
+    in_source = {(a.lower(), b.lower()) for a, b in zip(source, source[1:], strict=False)}
+    takes = [None if w.lower() in ARTICLES else indefinite_article(w) for w in vocab]
+    pairs = [(i, j) for i in articles for j, article in enumerate(takes)
+             if article is not None and article != vocab[i].lower()
+             and (vocab[i].lower(), vocab[j].lower()) not in in_source]
+    if not pairs:
+        return matrix
+    V = len(vocab)
+    out = np.zeros((V + 2, V + 2)) if matrix is None else matrix.copy()
+    if matrix is None:  # the chart's structural bans: nothing into <s>, nothing out of </s>
+        out[:, V] = -np.inf
+        out[V + 1, :] = -np.inf
+    rows, cols = zip(*pairs, strict=True)
+    out[list(rows), list(cols)] = -np.inf
+    return out
