@@ -3,6 +3,7 @@
 Usage (from the repository root)::
 
     .venv/bin/python benchmarks/rewriting_cv.py run --recipe embedded --fold 0   # one model, ~5 min
+    .venv/bin/python benchmarks/rewriting_cv.py rewrite --recipe embedded --name NAME -- OPTIONS...
     .venv/bin/python benchmarks/rewriting_cv.py score                          # rewriting_cv.json
 
 The rule is written in ``docs/rewriting.md`` ("A larger held-out judgement: cross-validation on train").
@@ -10,11 +11,13 @@ Folds are the lines of ``train.jsonl`` by position modulo 3. ``run`` trains the 
 folds (``dualdecomp train --kind rewriting`` on a corpus folder holding those lines as ``train.jsonl`` and
 the shared ``dev.jsonl``, which chooses the epoch as always) and rewrites the held-out fold's sources at
 free length with ``dualdecomp rewrite --input`` (plain text, the model's stored decode setting), as
-``benchmarks/rewriting_dev_table.py`` rewrites dev. Models and rewrites live under
-``.cache/rewriting_cv/`` (not committed). ``score`` pools the 1,800 held-out rewrites of each recipe,
-scores them with the code of ``dualdecomp evaluate --task rewrite`` (``evaluate_rewrites``), per fold
-and pooled, and runs the rule's paired bootstrap: 1,000 resamples of the sentences (seed 0), the same for
-every recipe, pooled SARI recomputed on each from the sentences' SARI counts. It writes
+``benchmarks/rewriting_dev_table.py`` rewrites dev. ``rewrite`` rewrites every held-out fold again with
+more options of ``dualdecomp rewrite`` (another decode setting, ``--article-agreement``): the variant
+``RECIPE/NAME``. Models and rewrites live under ``.cache/rewriting_cv/`` (not committed). ``score`` pools
+the 1,800 held-out rewrites of each recipe, scores them with the code of ``dualdecomp evaluate --task
+rewrite`` (``evaluate_rewrites``), per fold and pooled, and runs the rule's paired bootstrap: 1,000
+resamples of the sentences (seed 0), the same for every recipe, pooled SARI recomputed on each from the
+sentences' SARI counts; each variant is compared with its recipe the same way. It writes
 ``benchmarks/rewriting_cv.json`` and prints a table.
 """
 
@@ -97,21 +100,35 @@ def run(recipe: str, fold: int) -> None:
             subprocess.run([str(exe), "train", "--kind", "rewriting", "--data", str(folder / "data"),
                             *COMMON, *RECIPES[recipe], "--out", str(out / "model")], check=True, env=env,
                            stdout=log, stderr=subprocess.STDOUT)
+    rewrite(recipe, fold)
+
+
+def _rewrites_path(recipe: str, fold: int, name: str = "") -> Path:
+    return WORK / recipe / f"fold{fold}" / f"heldout_rewrites{'_' + name if name else ''}.jsonl"
+
+
+def rewrite(recipe: str, fold: int, name: str = "", options: tuple[str, ...] = ()) -> None:
+    """Rewrite fold ``fold``'s sources with ``recipe``'s model trained without it (its stored setting,
+    then ``options`` of ``dualdecomp rewrite``): the variant ``name`` ("" the recipe's own)."""
+    folder = WORK / f"fold{fold}"
+    out = WORK / recipe / f"fold{fold}"
     corpus = read_rewrite_corpus(folder / "heldout.jsonl", DEFAULT_SETS)
     text = out / "sources.txt"
     text.write_text("".join(s + "\n" for s in corpus.sources), encoding="utf-8")
-    predictions = out / "heldout_rewrites.jsonl"
+    exe = Path(sys.executable).parent / "dualdecomp"
     subprocess.run([str(exe), "rewrite", "--model", str(out / "model"), "--input", str(text),
-                    "--input-format", "text", "--output", str(predictions), "--deterministic", "--quiet"],
-                   check=True)
+                    "--input-format", "text", "--output", str(_rewrites_path(recipe, fold, name)),
+                    "--deterministic", "--quiet", *options], check=True)
 
 
-def _recipe_rewrites(recipe: str) -> dict[str, str]:
-    """The held-out rewrite of every training source by ``recipe``'s fold models, keyed by id."""
+def _variant_rewrites(variant: str) -> dict[str, str]:
+    """The held-out rewrite of every training source by a variant's fold models ("RECIPE" or
+    "RECIPE/NAME"), keyed by id."""
+    recipe, _, name = variant.partition("/")
     rewrites: dict[str, str] = {}
     for fold in range(FOLDS):
         corpus = read_rewrite_corpus(WORK / f"fold{fold}" / "heldout.jsonl", DEFAULT_SETS)
-        path = WORK / recipe / f"fold{fold}" / "heldout_rewrites.jsonl"
+        path = _rewrites_path(recipe, fold, name)
         rows = [row for _, row in read_jsonl_numbered(path)]
         if len(rows) != len(corpus.ids):
             raise SystemExit(f"{recipe} fold {fold}: {len(rows)} rewrites for {len(corpus.ids)} sources")
@@ -143,8 +160,10 @@ def _pooled_sari(sums: np.ndarray) -> float:
 def score() -> None:
     """Score the pooled held-out rewrites of every recipe run on all folds; bootstrap (module docstring)."""
     corpus = read_rewrite_corpus(CORPUS / "train.jsonl", DEFAULT_SETS)
-    recipes = [r for r in RECIPES if all((WORK / r / f"fold{f}" / "heldout_rewrites.jsonl").exists()
-                                          for f in range(FOLDS))]
+    names = sorted({p.name[len("heldout_rewrites_"):-len(".jsonl")]
+                    for p in WORK.glob("*/fold0/heldout_rewrites_*.jsonl")})
+    recipes = [f"{r}/{n}" if n else r for r in RECIPES for n in ["", *names]
+               if all(_rewrites_path(r, f, n).exists() for f in range(FOLDS))]
     if not recipes:
         raise SystemExit("no recipe has rewrites for every fold: run `rewriting_cv.py run` first")
     rng = np.random.default_rng(0)
@@ -154,7 +173,7 @@ def score() -> None:
     result: dict = {"folds": FOLDS, "resamples": RESAMPLES, "seed": 0, "recipes": {}}
     boot: dict[str, np.ndarray] = {}
     for recipe in recipes:
-        rewrites = _recipe_rewrites(recipe)
+        rewrites = _variant_rewrites(recipe)
         outputs = [rewrites[i] for i in corpus.ids]
         pooled = evaluate_rewrites(corpus.sources, outputs, corpus.references)
         per_fold = []
@@ -172,23 +191,28 @@ def score() -> None:
             draws += np.array([_pooled_sari(w @ counts) for w in weights]) / len(DEFAULT_SETS)
         boot[recipe] = draws
         mean = sum(s.sari for s in pooled.sets) / len(pooled.sets)
-        result["recipes"][recipe] = {"options": RECIPES[recipe], "mean_sari": mean,
+        result["recipes"][recipe] = {"options": RECIPES[recipe.partition("/")[0]], "mean_sari": mean,
                                      "scores": pooled.to_dict(), "per_fold_sari": per_fold}
-    if "embedded" in boot and "add4" in boot:
-        diff = boot["add4"] - boot["embedded"]
-        delta = result["recipes"]["add4"]["mean_sari"] - result["recipes"]["embedded"]["mean_sari"]
-        result["add4_minus_embedded"] = {
-            "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
-            "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))],
-            "rule_met": bool(delta > 0.2 and np.mean(diff > 0) >= 0.95)}
+    pairs = [("add4", "embedded")] + [(v, v.partition("/")[0]) for v in recipes if "/" in v]
+    for new, old in pairs:  # the sixteenth rule's comparison, and each variant against its recipe
+        if new in boot and old in boot:
+            diff = boot[new] - boot[old]
+            delta = result["recipes"][new]["mean_sari"] - result["recipes"][old]["mean_sari"]
+            result[f"{new} minus {old}"] = {
+                "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
+                "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]}
+    if "add4 minus embedded" in result:
+        row = result["add4 minus embedded"]
+        row["sixteenth_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for recipe, row in result["recipes"].items():
         sets = row["scores"]["sets"]
-        print(f"{recipe:9s} mean SARI {row['mean_sari']:.2f}  " + "  ".join(
+        print(f"{recipe:20s} mean SARI {row['mean_sari']:.2f}  " + "  ".join(
             f"{name} {sets[name]['sari']:.2f} (BLEU {sets[name]['bleu']:.1f})" for name in DEFAULT_SETS)
             + f"  chars kept {100 * row['scores']['chars_kept']:.1f} %")
-    if "add4_minus_embedded" in result:
-        print(json.dumps(result["add4_minus_embedded"]))
+    for key, row in result.items():
+        if " minus " in key:
+            print(key, json.dumps(row))
 
 
 def main() -> None:
@@ -197,10 +221,21 @@ def main() -> None:
     one = sub.add_parser("run", help="train one recipe without one fold and rewrite that fold")
     one.add_argument("--recipe", choices=sorted(RECIPES), required=True)
     one.add_argument("--fold", type=int, choices=range(FOLDS), required=True)
+    again = sub.add_parser("rewrite", help="rewrite every held-out fold again with more options of "
+                                            "dualdecomp rewrite (after --), as variant NAME")
+    again.add_argument("--recipe", choices=sorted(RECIPES), required=True)
+    again.add_argument("--name", required=True, help="the variant's name (letters, digits, '-')")
+    again.add_argument("options", nargs=argparse.REMAINDER, help="-- then options of dualdecomp rewrite")
     sub.add_parser("score", help="score the pooled held-out rewrites, bootstrap, write rewriting_cv.json")
     args = parser.parse_args()
     if args.command == "run":
         run(args.recipe, args.fold)
+    elif args.command == "rewrite":
+        if not args.name.replace("-", "").isalnum():
+            parser.error("--name: letters, digits and '-' only")
+        options = tuple(args.options[1:] if args.options[:1] == ["--"] else args.options)
+        for fold in range(FOLDS):
+            rewrite(args.recipe, fold, args.name, options)
     else:
         score()
 
