@@ -37,6 +37,7 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, read_rewrite_corpu
 from dualdecomp.data.jsonl import read_jsonl_numbered
 from dualdecomp.models.evaluation.rewriting import SARI_SETTINGS, evaluate_rewrites
 from dualdecomp.models.evaluation.sari import _Counts, _OrderCounts, _score, _sentence_counts
+from dualdecomp.models.rewriting.articles import article_disagreements
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -191,8 +192,11 @@ def score() -> None:
             draws += np.array([_pooled_sari(w @ counts) for w in weights]) / len(DEFAULT_SETS)
         boot[recipe] = draws
         mean = sum(s.sari for s in pooled.sets) / len(pooled.sets)
+        disagreements = sum(bool(article_disagreements(o.split(), src.split()))
+                            for o, src in zip(outputs, corpus.sources, strict=True))
         result["recipes"][recipe] = {"options": RECIPES[recipe.partition("/")[0]], "mean_sari": mean,
-                                     "scores": pooled.to_dict(), "per_fold_sari": per_fold}
+                                     "scores": pooled.to_dict(), "per_fold_sari": per_fold,
+                                     "rewrites_with_article_disagreement": disagreements}
     pairs = [("add4", "embedded")] + [(v, v.partition("/")[0]) for v in recipes if "/" in v]
     for new, old in pairs:  # the sixteenth rule's comparison, and each variant against its recipe
         if new in boot and old in boot:
@@ -209,7 +213,8 @@ def score() -> None:
         sets = row["scores"]["sets"]
         print(f"{recipe:20s} mean SARI {row['mean_sari']:.2f}  " + "  ".join(
             f"{name} {sets[name]['sari']:.2f} (BLEU {sets[name]['bleu']:.1f})" for name in DEFAULT_SETS)
-            + f"  chars kept {100 * row['scores']['chars_kept']:.1f} %")
+            + f"  chars kept {100 * row['scores']['chars_kept']:.1f} %"
+            + f"  article disagreements {row['rewrites_with_article_disagreement']}")
     for key, row in result.items():
         if " minus " in key:
             print(key, json.dumps(row))

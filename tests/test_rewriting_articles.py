@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.data.trees import Tree, preterminal
-from dualdecomp.models.rewriting.articles import forbid_article_disagreement, indefinite_article
+from dualdecomp.models.rewriting.articles import (
+    article_disagreements,
+    forbid_article_disagreement,
+    indefinite_article,
+)
 from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT, DecodeSettings
 from dualdecomp.solvers.rewriting import (
     RewriteRule,
@@ -47,6 +51,13 @@ def test_forbidden_bigrams_and_the_source_exemption():
     # a bigram the source has stays allowed (compared lower-cased)
     kept = forbid_article_disagreement(matrix, vocab, ("A", "Eagle", "saw", "an", "cat", "an", "the"))
     assert np.array_equal(kept, before)
+
+
+def test_article_disagreements_of_a_rewrite():
+    source = "An eagle saw a cat".split()
+    words = "A eagle saw an cat , an hour and a 8 or an a".split()
+    assert article_disagreements(words, source) == [("A", "eagle"), ("an", "cat")]
+    assert article_disagreements(source, source) == []
 
 
 def test_no_matrix_and_nothing_to_forbid():

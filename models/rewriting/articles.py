@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["ARTICLES", "forbid_article_disagreement", "indefinite_article"]
+__all__ = ["ARTICLES", "article_disagreements", "disagrees", "forbid_article_disagreement",
+           "indefinite_article"]
 
 ARTICLES = ("a", "an")
 """The indefinite articles (lower-cased)."""
@@ -65,6 +66,25 @@ def indefinite_article(word: str) -> str | None:
     return article if article in ARTICLES else None
 
 
+def disagrees(first: str, second: str) -> bool:
+    """Whether the bigram ``first second`` is an article before a word that takes the other article
+    ("a epithet", "An cat"; any case). A word that does not begin with a letter, or is an article
+    itself, agrees with both."""
+    article = first.lower()
+    if article not in ARTICLES or second.lower() in ARTICLES:
+        return False
+    takes = indefinite_article(second)
+    return takes is not None and takes != article
+
+
+def article_disagreements(words: Sequence[str], source: Sequence[str]) -> list[tuple[str, str]]:
+    """The bigrams of ``words`` that :func:`disagrees` finds and ``source`` does not have (lower-cased):
+    what :func:`forbid_article_disagreement` keeps out of a rewrite."""
+    in_source = {(a.lower(), b.lower()) for a, b in zip(source, source[1:], strict=False)}
+    return [(a, b) for a, b in zip(words, words[1:], strict=False)
+            if disagrees(a, b) and (a.lower(), b.lower()) not in in_source]
+
+
 def forbid_article_disagreement(matrix: np.ndarray | None, vocab: Sequence[str],
                                 source: Sequence[str]) -> np.ndarray | None:
     """A chart's bigram matrix with the article disagreements forbidden (module docstring).
@@ -88,10 +108,8 @@ def forbid_article_disagreement(matrix: np.ndarray | None, vocab: Sequence[str],
     if not articles:
         return matrix
     in_source = {(a.lower(), b.lower()) for a, b in zip(source, source[1:], strict=False)}
-    takes = [None if w.lower() in ARTICLES else indefinite_article(w) for w in vocab]
-    pairs = [(i, j) for i in articles for j, article in enumerate(takes)
-             if article is not None and article != vocab[i].lower()
-             and (vocab[i].lower(), vocab[j].lower()) not in in_source]
+    pairs = [(i, j) for i in articles for j, word in enumerate(vocab)
+             if disagrees(vocab[i], word) and (vocab[i].lower(), word.lower()) not in in_source]
     if not pairs:
         return matrix
     V = len(vocab)
