@@ -37,11 +37,13 @@ def main() -> None:
     parser.add_argument("--model", default=None)
     parser.add_argument("--dev", default=str(CHECKOUT_ROOT.parent / "shared" / "data" / "rewriting"
                                              / "dev.jsonl"))
+    parser.add_argument("--no-article-agreement", action="store_true",
+                        help="decode without the model's article agreement (to measure its cost)")
     args = parser.parse_args()
     texts = [json.loads(line)["text"] for line in Path(args.dev).read_text(encoding="utf-8").splitlines()]
     texts = texts[:args.sentences]
     start = time.perf_counter()
-    rewriter = Rewriter(args.model)
+    rewriter = Rewriter(args.model, article_agreement=False if args.no_article_agreement else None)
     rewriter.decoder  # noqa: B018 - load the model now (grammar, LM, weights)
     load_s = time.perf_counter() - start
     sentences = [parse_text(t) for t in texts]

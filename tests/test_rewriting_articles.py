@@ -29,7 +29,7 @@ from tests.oracles.rewriting import best_rewrite, enumerate_rewrites
 
 
 @pytest.mark.parametrize(("word", "article"), [
-    ("epithet", "an"), ("eagle", "an"), ("Anglicization", "an"), ("hour", "an"), ("FBI", "an"),
+    ("epithet", "an"), ("eagle", "an"), ("Avro", "an"), ("hour", "an"), ("FBI", "an"),
     ("university", "a"), ("one", "a"), ("cat", "a"), ("European", "a"), ("8", None), ('"', None),
     ("-", None)])
 def test_indefinite_article(word, article):

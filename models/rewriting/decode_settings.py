@@ -31,7 +31,7 @@ __all__ = ["ARTICLE_AGREEMENT", "BIASES", "SETTINGS", "DecodeSettings"]
 BIASES = ("word_bias", "substitution_bias", "insertion_bias")
 """The per-word biases, in the order of :class:`DecodeSettings`'s fields."""
 
-ARTICLE_AGREEMENT = False
+ARTICLE_AGREEMENT = True
 """Whether a rewrite keeps article agreement unless told otherwise (the setting's default; the
 eighteenth rule of ``docs/rewriting.md`` decides it)."""
 
