@@ -35,7 +35,9 @@ scored with the code of ``dualdecomp evaluate --task rewrite`` (``evaluate_rewri
 ``dualdecomp.app.rewriting_evaluation.evaluate_rewrite_files`` calls), in memory. The setting (1, 0) must
 reproduce ``benchmarks/rewriting_dev/rewriter_free.jsonl`` of the embedded model: the script reports how
 many rows match. One JSON row per setting in ``benchmarks/rewriting_decode_grid.jsonl`` and a last row
-naming the selected setting.
+naming the selected setting. Every setting decodes with the article agreement at its default
+(``DecodeSettings.article_agreement``: on since the eighteenth rule; the grids committed before it ran
+without it, so a rerun of those moves their rows slightly).
 
 ``benchmarks/rewriting_decode_grid_parse_text.jsonl`` is the first run (2026-11-26), whose sources were
 parsed one by one (``parse_text``, as ``dualdecomp rewrite "TEXT"`` and the trainer's epoch choice do):
