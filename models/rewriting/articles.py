@@ -31,6 +31,7 @@ ARTICLES = ("a", "an")
 @functools.cache
 def _engine():
     """inflect's engine, imported without typeguard's instrumentation (module docstring)."""
+    # lazy: typeguard and inflect load at the first article check, not when a model loads
     import typeguard
 
     checked = typeguard.typechecked
@@ -40,6 +41,7 @@ def _engine():
 
     typeguard.typechecked = identity
     try:
+        # lazy: inflect must be imported while typeguard's decorator is the identity
         import inflect
     finally:
         typeguard.typechecked = checked
