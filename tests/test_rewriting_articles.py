@@ -83,6 +83,25 @@ def test_the_setting_round_trips_and_is_checked():
         DecodeSettings.from_meta({"decode": {"lm_scale": 1.0, "article_agreement": 1}})
 
 
+def test_training_stores_the_setting_only_when_turned_off():
+    import argparse
+
+    from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings
+    from dualdecomp.models.rewriting.trainer import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    base = ["--data", "d", "--out", "o"]
+    assert parser.parse_args(base).no_article_agreement is False
+    assert parser.parse_args([*base, "--no-article-agreement"]).no_article_agreement is True
+    on = RewriteTrainingSettings(data_dir="d", out_dir="o", cache_dir="c")
+    off = RewriteTrainingSettings(data_dir="d", out_dir="o", cache_dir="c", article_agreement=False)
+    assert on.decode.article_agreement is True and "article_agreement" not in on.decode.as_dict()
+    assert off.decode.as_dict()["article_agreement"] is False
+    with pytest.raises(InputError):
+        RewriteTrainingSettings(data_dir="d", out_dir="o", cache_dir="c", article_agreement=None)
+
+
 # --- the chart under the constraint, against the oracle ------------------------------------------------
 
 

@@ -35,7 +35,7 @@ from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
 from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
-from dualdecomp.models.rewriting.decode_settings import DecodeSettings
+from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT, DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
@@ -95,6 +95,7 @@ class RewriteTrainingSettings:
     features : tuple of str
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float
+    article_agreement : bool
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
         choice do not use them.
@@ -130,6 +131,7 @@ class RewriteTrainingSettings:
     word_bias: float = 0.0
     substitution_bias: float = 0.0
     insertion_bias: float = 0.0
+    article_agreement: bool = ARTICLE_AGREEMENT
 
     def __post_init__(self) -> None:
         self.decode  # noqa: B018 - a bad decode setting is an InputError here, before any long run
@@ -137,7 +139,8 @@ class RewriteTrainingSettings:
     @property
     def decode(self) -> DecodeSettings:
         """The decode settings stored in ``meta.decode`` (raises ``InputError`` for a bad value)."""
-        return DecodeSettings(self.lm_scale, self.word_bias, self.substitution_bias, self.insertion_bias)
+        return DecodeSettings(self.lm_scale, self.word_bias, self.substitution_bias, self.insertion_bias,
+                              self.article_agreement)
 
 
 def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:

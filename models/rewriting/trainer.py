@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=float, default=0.0, metavar="Y",
                             help=f"decode setting stored in the model: score added per {per} "
                                  "(default: %(default)s)")
+    parser.add_argument("--no-article-agreement", action="store_true",
+                        help="decode setting stored in the model: let 'a'/'an' stand before a word that "
+                             "takes the other article (default: forbidden, unless the source has it)")
 
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
@@ -76,7 +79,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        bigram_add_reward=args.bigram_add_reward,
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias, substitution_bias=args.substitution_bias,
-                                       insertion_bias=args.insertion_bias)
+                                       insertion_bias=args.insertion_bias,
+                                       article_agreement=not args.no_article_agreement)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}
 
