@@ -248,6 +248,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         for name in ("add_reward", "bigram_add_reward"):  # omitted at 0: older models keep their bytes
             if not training[name]:
                 del training[name]
+        if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)
+            del training["article_agreement"]
         meta = {"training": training,
                 "extraction": extraction,
                 "ssvm": asdict(stats), "epochs": epochs, "selected_epoch": best,
