@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, read_rewrite_corpus
-from dualdecomp.data.jsonl import read_jsonl_numbered
+from dualdecomp.data.jsonl import read_jsonl_numbered, write_lines_atomic
 from dualdecomp.models.evaluation.rewriting import SARI_SETTINGS, evaluate_rewrites
 from dualdecomp.models.evaluation.sari import _Counts, _OrderCounts, _score, _sentence_counts
 from dualdecomp.models.rewriting.articles import article_disagreements
@@ -63,29 +63,22 @@ RECIPES = {
 
 def _fold_lines(fold: int) -> tuple[list[str], list[str]]:
     """The training corpus's lines split into (the other folds, fold ``fold``), in file order."""
-    lines = (CORPUS / "train.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = (CORPUS / "train.jsonl").read_text(encoding="utf-8").splitlines()
     rest = [line for i, line in enumerate(lines) if i % FOLDS != fold]
     held = [line for i, line in enumerate(lines) if i % FOLDS == fold]
     return rest, held
 
 
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` atomically (two runs may prepare the same fold at once)."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def _fold_corpus(fold: int) -> Path:
     """The corpus folder of fold ``fold`` (train: the other folds; dev: the shared dev), and its
-    ``heldout.jsonl``."""
+    ``heldout.jsonl``; written atomically, as two runs may prepare the same fold at once."""
     folder = WORK / f"fold{fold}"
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     rest, held = _fold_lines(fold)
-    _write(data / "train.jsonl", "".join(rest))
-    _write(data / "dev.jsonl", (CORPUS / "dev.jsonl").read_text(encoding="utf-8"))
-    _write(folder / "heldout.jsonl", "".join(held))
+    write_lines_atomic(data / "train.jsonl", rest)
+    write_lines_atomic(data / "dev.jsonl", (CORPUS / "dev.jsonl").read_text(encoding="utf-8").splitlines())
+    write_lines_atomic(folder / "heldout.jsonl", held)
     return folder
 
 

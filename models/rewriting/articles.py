@@ -79,10 +79,15 @@ def disagrees(first: str, second: str) -> bool:
     return takes is not None and takes != article
 
 
+def _lower_bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
+    """The lower-cased bigrams of ``tokens`` (those a rewrite may keep even when they disagree)."""
+    return {(a.lower(), b.lower()) for a, b in zip(tokens, tokens[1:], strict=False)}
+
+
 def article_disagreements(words: Sequence[str], source: Sequence[str]) -> list[tuple[str, str]]:
     """The bigrams of ``words`` that :func:`disagrees` finds and ``source`` does not have (lower-cased):
     what :func:`forbid_article_disagreement` keeps out of a rewrite."""
-    in_source = {(a.lower(), b.lower()) for a, b in zip(source, source[1:], strict=False)}
+    in_source = _lower_bigrams(source)
     return [(a, b) for a, b in zip(words, words[1:], strict=False)
             if disagrees(a, b) and (a.lower(), b.lower()) not in in_source]
 
@@ -109,7 +114,7 @@ def forbid_article_disagreement(matrix: np.ndarray | None, vocab: Sequence[str],
     articles = [i for i, w in enumerate(vocab) if w.lower() in ARTICLES]
     if not articles:
         return matrix
-    in_source = {(a.lower(), b.lower()) for a, b in zip(source, source[1:], strict=False)}
+    in_source = _lower_bigrams(source)
     pairs = [(i, j) for i in articles for j, word in enumerate(vocab)
              if disagrees(vocab[i], word) and (vocab[i].lower(), word.lower()) not in in_source]
     if not pairs:
