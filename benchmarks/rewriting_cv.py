@@ -17,7 +17,9 @@ more options of ``dualdecomp rewrite`` (another decode setting, ``--article-agre
 the 1,800 held-out rewrites of each recipe, scores them with the code of ``dualdecomp evaluate --task
 rewrite`` (``evaluate_rewrites``), per fold and pooled, and runs the rule's paired bootstrap: 1,000
 resamples of the sentences (seed 0), the same for every recipe, pooled SARI recomputed on each from the
-sentences' SARI counts; each variant is compared with its recipe the same way. It writes
+sentences' SARI counts; each variant is compared with its recipe the same way, and ``add4/nested`` with
+``embedded/nested`` (the nineteenth rule: the variants ``rewriting_decode_grid.py --cv RECIPE --nested``
+writes). It writes
 ``benchmarks/rewriting_cv.json`` and prints a table.
 """
 
@@ -190,8 +192,9 @@ def score() -> None:
         result["recipes"][recipe] = {"options": RECIPES[recipe.partition("/")[0]], "mean_sari": mean,
                                      "scores": pooled.to_dict(), "per_fold_sari": per_fold,
                                      "rewrites_with_article_disagreement": disagreements}
-    pairs = [("add4", "embedded")] + [(v, v.partition("/")[0]) for v in recipes if "/" in v]
-    for new, old in pairs:  # the sixteenth rule's comparison, and each variant against its recipe
+    pairs = ([("add4", "embedded"), ("add4/nested", "embedded/nested")]
+             + [(v, v.partition("/")[0]) for v in recipes if "/" in v])
+    for new, old in pairs:  # the sixteenth and nineteenth rules' comparisons; each variant vs its recipe
         if new in boot and old in boot:
             diff = boot[new] - boot[old]
             delta = result["recipes"][new]["mean_sari"] - result["recipes"][old]["mean_sari"]
@@ -201,6 +204,9 @@ def score() -> None:
     if "add4 minus embedded" in result:
         row = result["add4 minus embedded"]
         row["sixteenth_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
+    if "add4/nested minus embedded/nested" in result:
+        row = result["add4/nested minus embedded/nested"]
+        row["nineteenth_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for recipe, row in result["recipes"].items():
         sets = row["scores"]["sets"]

@@ -17,6 +17,11 @@ give it its own ``--out``.
 train"): the grid :data:`GRID_CV` decoded by the three fold models that ``benchmarks/rewriting_cv.py run
 --recipe RECIPE`` trained, each on its held-out fold (``.cache/rewriting_cv/``), the 1,800 rewrites scored
 pooled as one corpus, and the same choice (with the edge steps :data:`STEPS_CV`); no two-fold estimate.
+``--nested`` adds the nineteenth rule's nested estimate: for each fold f the same choice made on the
+pooled rewrites of the other two folds alone (``mean_sari_not{f}`` of every row), fold f's rewrites at
+that setting, the 1,800 so composed scored pooled (the last row's ``nested``) and written as the variant
+``RECIPE/nested`` (``.cache/rewriting_cv/RECIPE/fold{f}/heldout_rewrites_nested.jsonl``) that
+``benchmarks/rewriting_cv.py score`` reads.
 
 The rule and the grid were written into ``docs/rewriting.md`` ("How decode settings are chosen") before
 the first run: on the 200 dev sentences at free length (exact chart), the setting with the highest mean of
@@ -67,7 +72,7 @@ from dualdecomp.app.rewriting_evaluation import (
     read_rewrite_corpus,
 )
 from dualdecomp.data.detokenise import detokenise
-from dualdecomp.data.jsonl import read_jsonl_numbered
+from dualdecomp.data.jsonl import read_jsonl_numbered, write_lines_atomic
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
@@ -189,6 +194,14 @@ def _halves(corpus) -> dict[str, list[int]]:
     return {"even": list(range(0, n, 2)), "odd": list(range(1, n, 2))}
 
 
+def _other_folds(sizes: list[int]) -> dict[str, list[int]]:
+    """The nested split of the nineteenth rule: for each fold f (consecutive blocks of ``sizes``), the
+    positions of the other folds, named ``not{f}``."""
+    starts = np.cumsum([0, *sizes])
+    return {f"not{f}": [k for g in range(len(sizes)) if g != f for k in range(starts[g], starts[g + 1])]
+            for f in range(len(sizes))}
+
+
 def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari",
             steps: dict[str, float] = STEPS) -> dict:
     """The rule on ``key`` over the grid's settings alone: the best, then once the edge extension
@@ -205,6 +218,33 @@ def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, ke
             "extended": [list(x.values()) for x in extension]}
 
 
+def _nested(recipe: str, corpora: list, rows: dict[tuple, dict], texts_of: dict[tuple, list[str]],
+            grid: dict[str, tuple[float, ...]], run, steps: dict[str, float]) -> dict:
+    """The nineteenth rule's nested estimate: each fold rewritten at the setting chosen on the other
+    folds' rewrites alone; the composed rewrites pooled, scored and written as ``RECIPE/nested``."""
+    corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
+                           sources=sum((c.sources for c in corpora), ()),
+                           references={name: sum((c.references[name] for c in corpora), ())
+                                       for name in DEFAULT_SETS})
+    composed: list[str] = []
+    folds = []
+    for f, fold_corpus in enumerate(corpora):
+        choice = _choose(rows, grid, run, f"mean_sari_not{f}", steps)
+        w = choice["winner"]
+        setting = tuple(w[k] for k in grid)
+        start = len(composed)
+        texts = texts_of[setting][start:start + len(fold_corpus.ids)]
+        composed += texts
+        folds.append({"fold": f, "selected": {k: w[k] for k in grid},
+                      f"mean_sari_not{f}": w[f"mean_sari_not{f}"], "extended": choice["extended"]})
+        path = ROOT / ".cache" / "rewriting_cv" / recipe / f"fold{f}" / "heldout_rewrites_nested.jsonl"
+        write_lines_atomic(path, [json.dumps({"id": i, "text": src, "rewrite": t,
+                                              "setting": folds[-1]["selected"]})
+                                  for i, src, t in zip(fold_corpus.ids, fold_corpus.sources, texts,
+                                                       strict=True)])
+    return {"folds": folds, **_score(corpus, composed)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The rewriter's decode settings on dev (grid and rule).")
     parser.add_argument("--references", type=Path, default=None,
@@ -218,12 +258,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cv", metavar="RECIPE", default=None,
                         help="the seventeenth rule: the grid GRID_CV decoded by the fold models of "
                              "benchmarks/rewriting_cv.py's RECIPE on their held-out folds, scored pooled")
+    parser.add_argument("--nested", action="store_true",
+                        help="with --cv, the nineteenth rule: each fold at the setting chosen on the "
+                             "other two folds, pooled, written as the variant RECIPE/nested")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"JSONL result (default: {OUT.name}; with --biases {OUT_BIASES.name})")
     args = parser.parse_args(argv)
     if args.cv is not None and (args.biases or args.model or args.references or args.out is None):
         parser.error("--cv takes its models and sentences from the folds: give --out, not --biases, "
                      "--model or --references")
+    if args.nested and args.cv is None:
+        parser.error("--nested needs --cv")
     grid = GRID_CV if args.cv else GRID_BIASES if args.biases else GRID
     steps = STEPS_CV if args.cv else STEPS
     out_path = args.out or (OUT_BIASES if args.biases else OUT)
@@ -245,8 +290,10 @@ def main(argv: list[str] | None = None) -> int:
                                        for name in DEFAULT_SETS})
     print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     model_settings = rewriter.decoder.settings
-    halves = _halves(corpus) if args.biases else {}
+    halves = (_halves(corpus) if args.biases
+              else _other_folds([len(c.ids) for c in corpora]) if args.nested else {})
     rows: dict[tuple, dict] = {}
+    texts_of: dict[tuple, list[str]] = {}
 
     def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
@@ -265,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                 row["same_as_rewriter_free"] = sum(shipped.get(i) == t for i, t in zip(corpus.ids, texts,
                                                                                        strict=True))
         rows[tuple(setting.values())] = row
+        if args.nested:
+            texts_of[tuple(setting.values())] = texts
         print(json.dumps(row), file=sys.stderr, flush=True)
 
     for combo in itertools.product(*grid.values()):
@@ -290,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             held_out.append(w[f"mean_sari_{other}"])
         selected["two_fold"] = folds
         selected["held_out_mean_sari"] = round(float(np.mean(held_out)), 4)
+    if args.nested:
+        selected["nested"] = _nested(args.cv, corpora, rows, texts_of, grid, run, steps)
     out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
