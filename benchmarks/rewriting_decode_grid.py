@@ -218,14 +218,12 @@ def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, ke
             "extended": [list(x.values()) for x in extension]}
 
 
-def _nested(recipe: str, corpora: list, rows: dict[tuple, dict], texts_of: dict[tuple, list[str]],
-            grid: dict[str, tuple[float, ...]], run, steps: dict[str, float]) -> dict:
-    """The nineteenth rule's nested estimate: each fold rewritten at the setting chosen on the other
-    folds' rewrites alone; the composed rewrites pooled, scored and written as ``RECIPE/nested``."""
-    corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
-                           sources=sum((c.sources for c in corpora), ()),
-                           references={name: sum((c.references[name] for c in corpora), ())
-                                       for name in DEFAULT_SETS})
+def _nested(recipe: str, corpora: list, corpus, rows: dict[tuple, dict],
+            texts_of: dict[tuple, list[str]], grid: dict[str, tuple[float, ...]], run,
+            steps: dict[str, float]) -> dict:
+    """The nineteenth rule's nested estimate: each fold (``corpora``, pooled as ``corpus``) rewritten at
+    the setting chosen on the other folds' rewrites alone; the composed rewrites pooled, scored and
+    written as ``RECIPE/nested``."""
     composed: list[str] = []
     folds = []
     for f, fold_corpus in enumerate(corpora):
@@ -340,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         selected["two_fold"] = folds
         selected["held_out_mean_sari"] = round(float(np.mean(held_out)), 4)
     if args.nested:
-        selected["nested"] = _nested(args.cv, corpora, rows, texts_of, grid, run, steps)
+        selected["nested"] = _nested(args.cv, corpora, corpus, rows, texts_of, grid, run, steps)
     out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
