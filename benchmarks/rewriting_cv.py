@@ -52,7 +52,8 @@ RESAMPLES = 1000
 GOOGLE = SHARED / "google"
 COMMON = ["--lm-corpus", str(GOOGLE / "train180k.tsv.gz"), str(GOOGLE / "train20k-b.tsv.gz"),
           "--delete-weight", "0.35", "--bigram-loss", "0.5", "--epochs", "3"]
-"""``make rewrite-model``'s training options, without its decode setting."""
+"""The training options both recipes share (``make rewrite-model``'s, without its add reward and decode
+setting)."""
 
 RECIPES = {
     "embedded": ["--lm-scale", "0.5", "--word-bias", "150", "--substitution-bias", "720",
@@ -60,7 +61,9 @@ RECIPES = {
     "add4": ["--add-reward", "4", "--lm-scale", "0.75", "--word-bias", "90", "--substitution-bias", "240",
              "--insertion-bias", "0"],
 }
-"""Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev."""
+"""Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev.
+``embedded`` is the recipe embedded until the nineteenth rule; ``add4`` (λ 4) is embedded since, with the
+setting the seventeenth rule chose for it (``make rewrite-model``)."""
 
 
 def _fold_lines(fold: int) -> tuple[list[str], list[str]]:
