@@ -154,14 +154,11 @@ class RewriteDecoder:
         there is nothing to add (no LM or weight 0, and no disagreement)."""
         matrix = None
         if self.lm is not None and self.lm_weight != 0.0:
-            matrix = self.scaled(bigram_matrix(self.lm, hg.vocab) if bigrams is None else bigrams)
+            unscaled = bigram_matrix(self.lm, hg.vocab) if bigrams is None else bigrams
+            matrix = scaled_lm(unscaled, self.lm_weight)
         if self.settings.article_agreement:
             matrix = forbid_article_disagreement(matrix, hg.vocab, hg.words)
         return matrix
-
-    def scaled(self, bigrams: np.ndarray | None) -> np.ndarray | None:
-        """A bigram matrix (:func:`bigram_matrix`) at :attr:`lm_weight` (None at weight 0 or without one)."""
-        return None if bigrams is None or self.lm_weight == 0.0 else scaled_lm(bigrams, self.lm_weight)
 
     def hyperedge_scores(self, hg: RewriteHypergraph) -> np.ndarray:
         """w·φ of every hyperedge plus the settings' biases × its counts (words written, substituted,
