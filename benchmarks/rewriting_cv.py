@@ -204,12 +204,11 @@ def score() -> None:
             result[f"{new} minus {old}"] = {
                 "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
                 "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]}
-    if "add4 minus embedded" in result:
-        row = result["add4 minus embedded"]
-        row["sixteenth_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
-    if "add4/nested minus embedded/nested" in result:
-        row = result["add4/nested minus embedded/nested"]
-        row["nineteenth_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
+    rules = {"add4 minus embedded": "sixteenth", "add4/nested minus embedded/nested": "nineteenth"}
+    for key, rule in rules.items():
+        if key in result:  # both rules' bar: ahead by more than 0.2 and in at least 95 % of the resamples
+            row = result[key]
+            row[f"{rule}_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for recipe, row in result["recipes"].items():
         sets = row["scores"]["sets"]
