@@ -23,6 +23,16 @@ that setting, the 1,800 so composed scored pooled (the last row's ``nested``) an
 ``RECIPE/nested`` (``.cache/rewriting_cv/RECIPE/fold{f}/heldout_rewrites_nested.jsonl``) that
 ``benchmarks/rewriting_cv.py score`` reads.
 
+``--cv add4 --keep-scores --nested --out FILE`` runs the twentieth rule ("Which words matter"): at the
+shipped setting (:data:`KEEP_BASE`), the grid :data:`GRID_KEEP` of the weight μ of the compression model's
+neural keep log-odds (``data/default_model/neural``), centred on the sentence's mean or raw, added to every
+hyperedge per source token it uses (copies or substitutes: ``used_tokens``) — exact, a sum over
+hyperedges. The choice (:func:`_choose_keep`: highest pooled mean SARI, ties within 0.01 to fewer
+characters, then smaller μ, then centred; a winner at the largest μ extends once to twice it), made on all
+folds and, nested, on the other two folds for each fold; the nested rewrites are written as the variant
+``add4/keep-nested`` and the μ = 0 rewrites as ``add4/keep0``, which ``benchmarks/rewriting_cv.py score``
+compares.
+
 The rule and the grid were written into ``docs/rewriting.md`` ("How decode settings are chosen") before
 the first run: on the 200 dev sentences at free length (exact chart), the setting with the highest mean of
 ASSET and TurkCorpus corpus SARI; ties (means equal to 0.01) go to fewer characters kept, then to the
@@ -76,10 +86,12 @@ from dualdecomp.data.jsonl import read_jsonl_numbered, write_lines_atomic
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
+from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
 from dualdecomp.models.rewriting.model import bias_counts, hyperedge_scores
 from dualdecomp.solvers.rewriting import decode, sentence_case
+from dualdecomp.solvers.rewriting.component import used_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "rewriting_decode_grid.jsonl"
@@ -99,13 +111,28 @@ GRID_CV = {"lm_scale": (0.5, 0.75, 1.0), "word_bias": (30.0, 90.0, 150.0),
 """The seventeenth rule's grid (docs/rewriting.md, "cross-validation on train"): 81 settings."""
 STEPS_CV = {"word_bias": 60.0, "substitution_bias": 240.0, "insertion_bias": 180.0}
 """The edge extension's steps of :data:`GRID_CV` (its spacing)."""
+GRID_KEEP = {"keep_weight": (0.0, 7.5, 15.0, 30.0, 60.0, 120.0), "keep_centred": (1.0, 0.0)}
+"""The twentieth rule's grid (docs/rewriting.md, "Which words matter"): μ × form (1 centred, 0 raw)."""
+KEEP_BASE = DecodeSettings(1.0, 30.0, 240.0, 180.0)
+"""The shipped decode setting, at which the twentieth rule's grid decodes."""
+KEEP_SCORER = ROOT / "data" / "default_model" / "neural"
 TIE = 0.01
 CHUNK = 64  # lines parsed together: dualdecomp rewrite's default --batch-size
 
 
-def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = False) -> list[tuple]:
+def _keep_sums(hg, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per hyperedge: the sum of the keep log-odds of the source tokens it uses, and how many it uses."""
+    ptr, idx = used_tokens(hg)
+    counts = np.diff(ptr)
+    owner = np.repeat(np.arange(hg.num_hyperedges), counts)
+    return np.bincount(owner, weights=logits[idx], minlength=hg.num_hyperedges), counts.astype(float)
+
+
+def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = False,
+             scorer=None) -> list[tuple]:
     """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source, the
-    rewriter's decoder)."""
+    rewriter's decoder, and with a keep ``scorer`` (sums of keep log-odds per hyperedge, tokens used per
+    hyperedge, the sentence's mean log-odds), else None)."""
     dec = rewriter.decoder
     out = []
     sentences = []
@@ -118,19 +145,29 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = 
         hg = dec.hypergraph(from_dependency(sentence))
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
+        keep = None
+        if scorer is not None:
+            logits = scorer.keep_logits(sentence.tokens)
+            keep = (*_keep_sums(hg, logits), float(logits.mean()))
         out.append((hg, base, bias_counts(hg, content_only), bigrams,
-                    detokenise(sentence, np.ones(sentence.n, dtype=bool)), dec))
+                    detokenise(sentence, np.ones(sentence.n, dtype=bool)), dec, keep))
     return out
 
 
-def _rewrites(prepared: list[tuple], settings: DecodeSettings) -> tuple[list[str], int]:
+def _rewrites(prepared: list[tuple], settings: DecodeSettings, keep_weight: float = 0.0,
+              keep_centred: bool = True) -> tuple[list[str], int]:
     """The rewrites of every prepared source under ``settings`` (as RewriteDecoder.decode computes them,
-    each by the decoder it was prepared with) and how many were certified."""
+    each by the decoder it was prepared with), plus ``keep_weight`` × the keep log-odds (centred or raw)
+    of the tokens each hyperedge uses, and how many were certified."""
     decoders: dict[int, object] = {}
     texts, certified = [], 0
-    for hg, base, counts, bigrams, source, model_decoder in prepared:
+    for hg, base, counts, bigrams, source, model_decoder, keep in prepared:
         dec = decoders.setdefault(id(model_decoder), replace(model_decoder, settings=settings))
-        der = decode(hg, dec.biased(base, counts), dec.lm_matrix(hg, bigrams), None, dec.max_states)
+        scores = dec.biased(base, counts)
+        if keep_weight:
+            sums, used, mean = keep
+            scores = scores + keep_weight * (sums - mean * used if keep_centred else sums)
+        der = decode(hg, scores, dec.lm_matrix(hg, bigrams), None, dec.max_states)
         certified += bool(der.certified)
         texts.append(sentence_case(der.text, source))
     return texts, certified
@@ -161,13 +198,18 @@ def _distance(row: dict) -> float:
     return abs(np.log(row["lm_scale"])) + sum(abs(row.get(k, 0.0)) / step for k, step in STEPS.items())
 
 
-def _select(rows: list[dict], key: str = "mean_sari") -> dict:
+def _keep_distance(row: dict) -> tuple[float, float]:
+    """The twentieth rule's order after characters: the smaller μ, then centred."""
+    return row["keep_weight"], -row["keep_centred"]
+
+
+def _select(rows: list[dict], key: str = "mean_sari", distance=_distance) -> dict:
     """The rule: highest ``key``; within TIE of it, fewer characters kept, then nearest the neutral
-    setting."""
+    setting (``distance``)."""
     best = max(r[key] for r in rows)
     near = [r for r in rows if best - r[key] < TIE]
     chars = key.replace("mean_sari", "chars_kept")  # mean_sari_even → chars_kept_even
-    return min(near, key=lambda r: (r[chars], _distance(r)))
+    return min(near, key=lambda r: (r[chars], distance(r)))
 
 
 def _step(name: str, value: float, up: bool, steps: dict[str, float]) -> float:
@@ -218,28 +260,44 @@ def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, ke
             "extended": [list(x.values()) for x in extension]}
 
 
-def _nested(recipe: str, corpora: list, corpus, rows: dict[tuple, dict],
-            texts_of: dict[tuple, list[str]], grid: dict[str, tuple[float, ...]], run,
-            steps: dict[str, float]) -> dict:
+def _choose_keep(rows: dict[tuple, dict], run, key: str = "mean_sari") -> dict:
+    """The twentieth rule's choice on ``key`` over :data:`GRID_KEEP` (module docstring): the best, and a
+    winner at the largest μ extended once to twice it in its form."""
+    keys = [tuple(combo) for combo in itertools.product(*GRID_KEEP.values())]
+    winner = _select([rows[k] for k in keys], key, _keep_distance)
+    top = max(GRID_KEEP["keep_weight"])
+    if winner["keep_weight"] != top:
+        return {"winner": winner, "extended": []}
+    beyond = (2 * top, winner["keep_centred"])
+    if beyond not in rows:
+        run(dict(zip(GRID_KEEP, beyond, strict=True)))
+    return {"winner": _select([rows[k] for k in [*keys, beyond]], key, _keep_distance),
+            "extended": [list(beyond)]}
+
+
+def _write_variant(recipe: str, fold: int, name: str, fold_corpus, texts: list[str], setting: dict) -> None:
+    """Fold ``fold``'s rewrites as the variant ``RECIPE/NAME`` that ``rewriting_cv.py score`` reads."""
+    path = ROOT / ".cache" / "rewriting_cv" / recipe / f"fold{fold}" / f"heldout_rewrites_{name}.jsonl"
+    write_lines_atomic(path, [json.dumps({"id": i, "text": src, "rewrite": t, "setting": setting})
+                              for i, src, t in zip(fold_corpus.ids, fold_corpus.sources, texts, strict=True)])
+
+
+def _nested(recipe: str, corpora: list, corpus, texts_of: dict[tuple, list[str]], dims, choose,
+            name: str = "nested") -> dict:
     """The nineteenth rule's nested estimate: each fold (``corpora``, pooled as ``corpus``) rewritten at
-    the setting chosen on the other folds' rewrites alone; the composed rewrites pooled, scored and
-    written as ``RECIPE/nested``."""
+    the setting ``choose(key)`` makes on the other folds' rewrites alone (``key`` their pooled mean SARI;
+    ``dims`` the setting's names); the composed rewrites pooled, scored and written as ``RECIPE/NAME``."""
     composed: list[str] = []
     folds = []
     for f, fold_corpus in enumerate(corpora):
-        choice = _choose(rows, grid, run, f"mean_sari_not{f}", steps)
+        choice = choose(f"mean_sari_not{f}")
         w = choice["winner"]
-        setting = tuple(w[k] for k in grid)
         start = len(composed)
-        texts = texts_of[setting][start:start + len(fold_corpus.ids)]
+        texts = texts_of[tuple(w[k] for k in dims)][start:start + len(fold_corpus.ids)]
         composed += texts
-        folds.append({"fold": f, "selected": {k: w[k] for k in grid},
+        folds.append({"fold": f, "selected": {k: w[k] for k in dims},
                       f"mean_sari_not{f}": w[f"mean_sari_not{f}"], "extended": choice["extended"]})
-        path = ROOT / ".cache" / "rewriting_cv" / recipe / f"fold{f}" / "heldout_rewrites_nested.jsonl"
-        write_lines_atomic(path, [json.dumps({"id": i, "text": src, "rewrite": t,
-                                              "setting": folds[-1]["selected"]})
-                                  for i, src, t in zip(fold_corpus.ids, fold_corpus.sources, texts,
-                                                       strict=True)])
+        _write_variant(recipe, f, name, fold_corpus, texts, folds[-1]["selected"])
     return {"folds": folds, **_score(corpus, composed)}
 
 
@@ -259,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nested", action="store_true",
                         help="with --cv, the nineteenth rule: each fold at the setting chosen on the "
                              "other two folds, pooled, written as the variant RECIPE/nested")
+    parser.add_argument("--keep-scores", action="store_true",
+                        help="with --cv add4, the twentieth rule: the weight of the compression model's "
+                             "neural keep log-odds at the shipped setting")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"JSONL result (default: {OUT.name}; with --biases {OUT_BIASES.name})")
     args = parser.parse_args(argv)
@@ -267,7 +328,9 @@ def main(argv: list[str] | None = None) -> int:
                      "--model or --references")
     if args.nested and args.cv is None:
         parser.error("--nested needs --cv")
-    grid = GRID_CV if args.cv else GRID_BIASES if args.biases else GRID
+    if args.keep_scores and args.cv != "add4":
+        parser.error("--keep-scores needs --cv add4")
+    grid = GRID_KEEP if args.keep_scores else GRID_CV if args.cv else GRID_BIASES if args.biases else GRID
     steps = STEPS_CV if args.cv else STEPS
     out_path = args.out or (OUT_BIASES if args.biases else OUT)
     if args.cv is None:
@@ -278,10 +341,11 @@ def main(argv: list[str] | None = None) -> int:
                  for f in range(3)]
     start = time.perf_counter()
     prepared, corpora = [], []
+    scorer = load_neural_model(KEEP_SCORER) if args.keep_scores else None
     for model, references in parts:
         corpora.append(read_rewrite_corpus(references, DEFAULT_SETS))
         rewriter = Rewriter(model)
-        prepared += _prepare(rewriter, corpora[-1].sources, args.content_only)
+        prepared += _prepare(rewriter, corpora[-1].sources, args.content_only, scorer)
     corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
                            sources=sum((c.sources for c in corpora), ()),
                            references={name: sum((c.references[name] for c in corpora), ())
@@ -295,8 +359,13 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
-        settings = DecodeSettings(**setting)
-        texts, certified = _rewrites(prepared, settings)
+        if args.keep_scores:
+            settings = KEEP_BASE
+            texts, certified = _rewrites(prepared, settings, setting["keep_weight"],
+                                         bool(setting["keep_centred"]))
+        else:
+            settings = DecodeSettings(**setting)
+            texts, certified = _rewrites(prepared, settings)
         seconds = time.perf_counter() - t0
         row = {**setting, **_score(corpus, texts),
                "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
@@ -310,20 +379,28 @@ def main(argv: list[str] | None = None) -> int:
                 row["same_as_rewriter_free"] = sum(shipped.get(i) == t for i, t in zip(corpus.ids, texts,
                                                                                        strict=True))
         rows[tuple(setting.values())] = row
-        if args.nested:
+        if args.nested or args.keep_scores:
             texts_of[tuple(setting.values())] = texts
         print(json.dumps(row), file=sys.stderr, flush=True)
 
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
-    choice = _choose(rows, grid, run, steps=steps)
+
+    def choose(key: str = "mean_sari") -> dict:
+        if args.keep_scores:
+            return _choose_keep(rows, run, key)
+        return _choose(rows, grid, run, key, steps)
+
+    choice = choose()
     winner = choice["winner"]
     where = f"the 3-fold held-out rewrites of {args.cv}" if args.cv else "dev"
     selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
                 "extended": choice["extended"],
                 "rule": f"highest mean of ASSET and TurkCorpus corpus SARI on {where} at free length; "
-                        f"ties within {TIE} by fewer characters kept, then nearest the neutral setting; "
-                        "an edge winner extends once"}
+                        f"ties within {TIE} by fewer characters kept, then "
+                        + ("the smaller keep weight, then centred; a winner at the largest weight extends "
+                           "once" if args.keep_scores else
+                           "nearest the neutral setting; an edge winner extends once")}
     if args.biases:  # the two-fold estimate: chosen on one half, scored on the other
         folds, held_out = {}, []
         for half, other in (("even", "odd"), ("odd", "even")):
@@ -338,7 +415,14 @@ def main(argv: list[str] | None = None) -> int:
         selected["two_fold"] = folds
         selected["held_out_mean_sari"] = round(float(np.mean(held_out)), 4)
     if args.nested:
-        selected["nested"] = _nested(args.cv, corpora, corpus, rows, texts_of, grid, run, steps)
+        name = "keep-nested" if args.keep_scores else "nested"
+        selected["nested"] = _nested(args.cv, corpora, corpus, texts_of, list(grid), choose, name)
+    if args.keep_scores:  # μ = 0, the shipped decode, as the variant the rule compares with
+        start = 0
+        for f, fold_corpus in enumerate(corpora):
+            texts = texts_of[(0.0, 1.0)][start:start + len(fold_corpus.ids)]
+            _write_variant(args.cv, f, "keep0", fold_corpus, texts, KEEP_BASE.as_dict())
+            start += len(fold_corpus.ids)
     out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
