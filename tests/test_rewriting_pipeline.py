@@ -62,7 +62,8 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
     assert result.certified and result.rewrite
 
 
-@pytest.mark.parametrize("option", [["--epochs", "0"], ["--min-count", "0"], ["--delete-weight", "-1"],
+@pytest.mark.parametrize("option", [["--epochs", "0"], ["--min-count", "0"], ["--lexical-min-count", "0"],
+                                    ["--delete-weight", "-1"],
                                     ["--oracle-head-price", "-0.5"], ["--bigram-loss", "-1"],
                                     ["--add-reward", "-2"],
                                     ["--bigram-add-reward", "-1"]])
@@ -71,3 +72,28 @@ def test_train_kind_rewriting_refuses_bad_options(tmp_path, capsys, option):
                  *option])
     assert code == 2
     assert "must be" in capsys.readouterr().err
+
+
+def _rule(word: str, origins: set[str], count: int):
+    from dualdecomp.solvers.rewriting import RewriteRule
+    from dualdecomp.solvers.transducer import NODE, WORD, Frag
+
+    return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)), Frag(NODE, "VBD", (Frag(WORD, word),)),
+                       (), (0,), frozenset(origins), count)
+
+
+@pytest.mark.parametrize(("min_count", "lexical", "kept"), [
+    (2, None, {"bought", "acquired", "purchased"}),
+    (2, 1, {"bought", "acquired", "got", "purchased"}),
+    (1, None, {"bought", "acquired", "got", "took", "purchased"}),
+    (1, 3, {"bought", "acquired", "took", "purchased"}),
+    (3, 1, {"bought", "got", "purchased"})])
+def test_pruning_keeps_lexical_paraphrases_by_their_own_count(min_count, lexical, kept):
+    from dualdecomp.models.rewriting.pipeline import _pruned
+    from dualdecomp.solvers.rewriting import RewriteGrammar
+
+    grammar = RewriteGrammar([_rule("bought", {"lexical", "train"}, 3), _rule("acquired", {"train"}, 2),
+                              _rule("got", {"lexical"}, 1), _rule("took", {"train"}, 1),
+                              _rule("purchased", {"copy"}, 0)])
+    words = {r.target.children[0].label for r in _pruned(grammar, min_count, lexical)}
+    assert words == kept

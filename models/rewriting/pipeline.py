@@ -76,6 +76,9 @@ class RewriteTrainingSettings:
         Use only the first ``dev_limit`` dev sources for the epoch choice.
     reference_sets : tuple of str
     min_count : int
+        Extracted rules seen fewer times are dropped.
+    lexical_min_count : int or None
+        The same for the lexical paraphrase rules (origin ``lexical``); None: ``min_count``.
     grammar : dict
         ``RewriteGrammarConfig`` fields.
     epochs, lam, seed, hash_bits : SSVM settings
@@ -114,6 +117,7 @@ class RewriteTrainingSettings:
     dev_limit: int | None = None
     reference_sets: tuple[str, ...] = ("asset", "turkcorpus")
     min_count: int = 2
+    lexical_min_count: int | None = None
     grammar: dict = field(default_factory=lambda: {"depth": 0, "phrase_words": 3})
     epochs: int = 3
     lam: float = 1e-4
@@ -151,11 +155,15 @@ def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[t
                                                             ref.lemmas)
 
 
-def _pruned(grammar: RewriteGrammar, min_count: int) -> RewriteGrammar:
-    """The grammar without extracted rules seen fewer than ``min_count`` times (coverage rules kept)."""
+def _pruned(grammar: RewriteGrammar, min_count: int, lexical_min_count: int | None = None) -> RewriteGrammar:
+    """The grammar without extracted rules seen fewer than ``min_count`` times, or, for the lexical
+    paraphrase rules (origin ``lexical``), fewer than ``lexical_min_count`` times (None: ``min_count``);
+    the coverage rules are kept."""
+    lexical = min_count if lexical_min_count is None else lexical_min_count
     out = RewriteGrammar(config=grammar.config)
     for rule in grammar:
-        if rule.count >= min_count or rule.origins & {"copy", "delete"}:
+        if rule.count >= (lexical if "lexical" in rule.origins else min_count) \
+                or rule.origins & {"copy", "delete"}:
             out.add(rule)
     return out
 
@@ -168,16 +176,18 @@ def _grammar(settings: RewriteTrainingSettings, ptrain: Sequence[ParsedExample],
     for ex in ptrain:
         corpus.update(json.dumps([ex.source.tokens, [[r.tokens for r in ex.references[name]]
                                                      for name in settings.reference_sets]]).encode())
-    key = json.dumps({"corpus": corpus.hexdigest(), "sets": settings.reference_sets,
-                      "grammar": settings.grammar, "min_count": settings.min_count, "version": 1},
-                     sort_keys=True)
+    spec = {"corpus": corpus.hexdigest(), "sets": settings.reference_sets, "grammar": settings.grammar,
+            "min_count": settings.min_count, "version": 1}
+    if settings.lexical_min_count is not None:  # only when set: the caches written before keep their keys
+        spec["lexical_min_count"] = settings.lexical_min_count
+    key = json.dumps(spec, sort_keys=True)
     stem = cache / f"grammar-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if stem.with_suffix(".bin").is_file() and stem.with_suffix(".json").is_file():
         return (load_rewrite_grammar(stem.with_suffix(".bin")),
                 json.loads(stem.with_suffix(".json").read_text(encoding="utf-8")))
     grammar, report = extract_rewrite_grammar(_pairs(ptrain, settings.reference_sets),
                                               RewriteGrammarConfig(**settings.grammar), check=False)
-    grammar = _pruned(grammar, settings.min_count)
+    grammar = _pruned(grammar, settings.min_count, settings.lexical_min_count)
     extraction = {"pairs": report.pairs, "rule_types": report.rule_types, "rules_after_pruning": len(grammar)}
     save_rewrite_grammar(grammar, stem.with_suffix(".bin"))
     stem.with_suffix(".json").write_text(json.dumps(extraction, sort_keys=True), encoding="utf-8")
@@ -245,8 +255,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
         training = asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
                                        "google": [Path(g).name for g in settings.google]}
-        for name in ("add_reward", "bigram_add_reward"):  # omitted at 0: older models keep their bytes
-            if not training[name]:
+        for name in ("add_reward", "bigram_add_reward", "lexical_min_count"):  # omitted at 0 or None:
+            if not training[name]:  # older models keep their bytes
                 del training[name]
         if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)
             del training["article_agreement"]

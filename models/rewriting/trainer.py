@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
                         help="drop extracted rules seen fewer times (default: %(default)s)")
+    parser.add_argument("--lexical-min-count", type=int, default=None, metavar="N",
+                        help="drop lexical paraphrase rules (one word for one word) seen fewer times "
+                             "(default: --min-count)")
     parser.add_argument("--limit", type=int, default=None, metavar="N",
                         help="train on the first N sources only")
     parser.add_argument("--dev-limit", type=int, default=None, metavar="N",
@@ -66,12 +69,15 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     """Train and write the model directory; return a short report."""
     prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward,
               args.bigram_add_reward)
-    if args.epochs < 1 or args.min_count < 1 or not all(p >= 0 for p in prices):
-        raise InputError("--epochs and --min-count must be >= 1, --delete-weight, --oracle-head-price, "
-                         "--bigram-loss, --add-reward and --bigram-add-reward >= 0")
+    lexical = args.lexical_min_count
+    if args.epochs < 1 or args.min_count < 1 or (lexical is not None and lexical < 1) \
+            or not all(p >= 0 for p in prices):
+        raise InputError("--epochs, --min-count and --lexical-min-count must be >= 1, --delete-weight, "
+                         "--oracle-head-price, --bigram-loss, --add-reward and --bigram-add-reward >= 0")
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
+                                       lexical_min_count=args.lexical_min_count,
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
                                        delete_weight=args.delete_weight,
                                        oracle_head_price=args.oracle_head_price,
