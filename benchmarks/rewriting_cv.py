@@ -20,7 +20,8 @@ resamples of the sentences (seed 0), the same for every recipe, pooled SARI reco
 sentences' SARI counts; each variant is compared with its recipe the same way, and ``add4/nested`` with
 ``embedded/nested`` (the nineteenth rule: the variants ``rewriting_decode_grid.py --cv RECIPE --nested``
 writes), ``add4/keep-nested`` with ``add4/keep0`` (the twentieth: ``--cv add4 --keep-scores``) and
-``add4-lex1`` with ``add4/keep0`` (the twenty-first). It writes
+``add4-lex1`` with ``add4/keep0`` (the twenty-first), ``add4-lex1/nested`` with ``add4/nested`` (the
+twenty-second). It writes
 ``benchmarks/rewriting_cv.json`` and prints a table.
 """
 
@@ -200,7 +201,7 @@ def score() -> None:
                                      "scores": pooled.to_dict(), "per_fold_sari": per_fold,
                                      "rewrites_with_article_disagreement": disagreements}
     pairs = ([("add4", "embedded"), ("add4/nested", "embedded/nested"), ("add4/keep-nested", "add4/keep0"),
-              ("add4-lex1", "add4/keep0")]
+              ("add4-lex1", "add4/keep0"), ("add4-lex1/nested", "add4/nested")]
              + [(v, v.partition("/")[0]) for v in recipes if "/" in v])
     for new, old in pairs:  # the sixteenth and nineteenth rules' comparisons; each variant vs its recipe
         if new in boot and old in boot:
@@ -210,7 +211,8 @@ def score() -> None:
                 "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
                 "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]}
     rules = {"add4 minus embedded": "sixteenth", "add4/nested minus embedded/nested": "nineteenth",
-             "add4/keep-nested minus add4/keep0": "twentieth", "add4-lex1 minus add4/keep0": "twenty-first"}
+             "add4/keep-nested minus add4/keep0": "twentieth", "add4-lex1 minus add4/keep0": "twenty-first",
+             "add4-lex1/nested minus add4/nested": "twenty-second"}
     for key, rule in rules.items():
         if key in result:  # every rule's bar: ahead by more than 0.2 and in at least 95 % of the resamples
             row = result[key]
