@@ -236,12 +236,18 @@ def _halves(corpus) -> dict[str, list[int]]:
     return {"even": list(range(0, n, 2)), "odd": list(range(1, n, 2))}
 
 
-def _other_folds(sizes: list[int]) -> dict[str, list[int]]:
-    """The nested split of the nineteenth rule: for each fold f (consecutive blocks of ``sizes``), the
-    positions of the other folds, named ``not{f}``."""
-    starts = np.cumsum([0, *sizes])
-    return {f"not{f}": [k for g in range(len(sizes)) if g != f for k in range(starts[g], starts[g + 1])]
-            for f in range(len(sizes))}
+def _fold_slices(corpora: list) -> list[slice]:
+    """Where each fold's sentences lie in the pooled corpus (the folds' corpora, consecutive blocks)."""
+    starts = np.cumsum([0, *(len(c.ids) for c in corpora)])
+    return [slice(int(a), int(b)) for a, b in zip(starts, starts[1:], strict=False)]
+
+
+def _other_folds(corpora: list) -> dict[str, list[int]]:
+    """The nested split of the nineteenth rule: for each fold f, the positions of the other folds in the
+    pooled corpus, named ``not{f}``."""
+    slices = _fold_slices(corpora)
+    return {f"not{f}": [k for g, part in enumerate(slices) if g != f for k in range(part.start, part.stop)]
+            for f in range(len(slices))}
 
 
 def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, key: str = "mean_sari",
@@ -289,11 +295,10 @@ def _nested(recipe: str, corpora: list, corpus, texts_of: dict[tuple, list[str]]
     ``dims`` the setting's names); the composed rewrites pooled, scored and written as ``RECIPE/NAME``."""
     composed: list[str] = []
     folds = []
-    for f, fold_corpus in enumerate(corpora):
+    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         choice = choose(f"mean_sari_not{f}")
         w = choice["winner"]
-        start = len(composed)
-        texts = texts_of[tuple(w[k] for k in dims)][start:start + len(fold_corpus.ids)]
+        texts = texts_of[tuple(w[k] for k in dims)][part]
         composed += texts
         folds.append({"fold": f, "selected": {k: w[k] for k in dims},
                       f"mean_sari_not{f}": w[f"mean_sari_not{f}"], "extended": choice["extended"]})
@@ -352,8 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                                        for name in DEFAULT_SETS})
     print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     model_settings = rewriter.decoder.settings
-    halves = (_halves(corpus) if args.biases
-              else _other_folds([len(c.ids) for c in corpora]) if args.nested else {})
+    splits = _halves(corpus) if args.biases else _other_folds(corpora) if args.nested else {}
     rows: dict[tuple, dict] = {}
     texts_of: dict[tuple, list[str]] = {}
 
@@ -369,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - t0
         row = {**setting, **_score(corpus, texts),
                "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
-        for half, positions in halves.items():
+        for half, positions in splits.items():
             part = _score(corpus, texts, positions)
             row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
         if settings == model_settings:
@@ -418,11 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         name = "keep-nested" if args.keep_scores else "nested"
         selected["nested"] = _nested(args.cv, corpora, corpus, texts_of, list(grid), choose, name)
     if args.keep_scores:  # μ = 0, the shipped decode, as the variant the rule compares with
-        start = 0
-        for f, fold_corpus in enumerate(corpora):
-            texts = texts_of[(0.0, 1.0)][start:start + len(fold_corpus.ids)]
-            _write_variant(args.cv, f, "keep0", fold_corpus, texts, KEEP_BASE.as_dict())
-            start += len(fold_corpus.ids)
+        for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+            _write_variant(args.cv, f, "keep0", fold_corpus, texts_of[(0.0, 1.0)][part], KEEP_BASE.as_dict())
     out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
