@@ -10,6 +10,9 @@ import pytest
 
 from dualdecomp.app.cli import main
 from dualdecomp.data.locations import CHECKOUT_ROOT
+from dualdecomp.models.rewriting.pipeline import _pruned
+from dualdecomp.solvers.rewriting import RewriteGrammar, RewriteRule
+from dualdecomp.solvers.transducer import NODE, WORD, Frag
 
 SHARED_REWRITING = CHECKOUT_ROOT.parent / "shared" / "data" / "rewriting"
 
@@ -74,10 +77,8 @@ def test_train_kind_rewriting_refuses_bad_options(tmp_path, capsys, option):
     assert "must be" in capsys.readouterr().err
 
 
-def _rule(word: str, origins: set[str], count: int):
-    from dualdecomp.solvers.rewriting import RewriteRule
-    from dualdecomp.solvers.transducer import NODE, WORD, Frag
-
+def _rule(word: str, origins: set[str], count: int) -> RewriteRule:
+    """⟨VBD, VBD⟩ → ⟨purchased, WORD⟩ with these origins and count."""
     return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)), Frag(NODE, "VBD", (Frag(WORD, word),)),
                        (), (0,), frozenset(origins), count)
 
@@ -89,9 +90,6 @@ def _rule(word: str, origins: set[str], count: int):
     (1, 3, {"bought", "acquired", "took", "purchased"}),
     (3, 1, {"bought", "got", "purchased"})])
 def test_pruning_keeps_lexical_paraphrases_by_their_own_count(min_count, lexical, kept):
-    from dualdecomp.models.rewriting.pipeline import _pruned
-    from dualdecomp.solvers.rewriting import RewriteGrammar
-
     grammar = RewriteGrammar([_rule("bought", {"lexical", "train"}, 3), _rule("acquired", {"train"}, 2),
                               _rule("got", {"lexical"}, 1), _rule("took", {"train"}, 1),
                               _rule("purchased", {"copy"}, 0)])

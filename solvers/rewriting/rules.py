@@ -94,7 +94,9 @@ class RewriteRule:
         Target word j ↔ source word item ``word_links[j]`` (None: inserted).
     origins : frozenset of str
         Where the rule comes from: ``"train"`` (extracted from aligned pairs), ``"copy"``/``"delete"``
-        (coverage of a source production), ``"substitute"`` (a lexical paraphrase rule), ...
+        (coverage of a source production), ``"lexical"``/``"phrasal"`` (paraphrase rules counted over
+        the corpus: one word for one word, or short phrases), ``"substitute"`` (a substitution added by
+        hand, as the chart benchmark's random ones); ``grammar.ORIGINS`` lists them.
     count : int
         Extraction count (0 for rules never seen in training).
     """
