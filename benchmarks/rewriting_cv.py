@@ -73,6 +73,13 @@ setting the seventeenth rule chose for it (``make rewrite-model``); ``add4-lex1`
 paraphrases seen once (the twenty-first rule) and ``add4-b50`` λ 4 with β 0.5 (the twenty-third; its
 ``--delete-weight`` comes after :data:`COMMON`'s, so it wins), both with the shipped setting."""
 
+RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): "nineteenth",
+         ("add4/keep-nested", "add4/keep0"): "twentieth", ("add4-lex1", "add4/keep0"): "twenty-first",
+         ("add4-lex1/nested", "add4/nested"): "twenty-second",
+         ("add4-b50/nested", "add4/nested"): "twenty-third"}
+"""The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
+and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least 95 % of the resamples."""
+
 
 def _fold_lines(fold: int) -> tuple[list[str], list[str]]:
     """The training corpus's lines split into (the other folds, fold ``fold``), in file order."""
@@ -203,24 +210,17 @@ def score() -> None:
         result["recipes"][recipe] = {"options": RECIPES[recipe.partition("/")[0]], "mean_sari": mean,
                                      "scores": pooled.to_dict(), "per_fold_sari": per_fold,
                                      "rewrites_with_article_disagreement": disagreements}
-    pairs = ([("add4", "embedded"), ("add4/nested", "embedded/nested"), ("add4/keep-nested", "add4/keep0"),
-              ("add4-lex1", "add4/keep0"), ("add4-lex1/nested", "add4/nested"),
-              ("add4-b50/nested", "add4/nested")]
-             + [(v, v.partition("/")[0]) for v in recipes if "/" in v])
-    for new, old in pairs:  # the sixteenth and nineteenth rules' comparisons; each variant vs its recipe
+    pairs = [*RULES, *((v, v.partition("/")[0]) for v in recipes if "/" in v)]
+    for new, old in pairs:  # the rules' comparisons; each variant vs its recipe
         if new in boot and old in boot:
             diff = boot[new] - boot[old]
             delta = result["recipes"][new]["mean_sari"] - result["recipes"][old]["mean_sari"]
             result[f"{new} minus {old}"] = {
                 "mean_sari": delta, "bootstrap_share_ahead": float(np.mean(diff > 0)),
                 "bootstrap_95_interval": [float(np.percentile(diff, 2.5)), float(np.percentile(diff, 97.5))]}
-    rules = {"add4 minus embedded": "sixteenth", "add4/nested minus embedded/nested": "nineteenth",
-             "add4/keep-nested minus add4/keep0": "twentieth", "add4-lex1 minus add4/keep0": "twenty-first",
-             "add4-lex1/nested minus add4/nested": "twenty-second",
-             "add4-b50/nested minus add4/nested": "twenty-third"}
-    for key, rule in rules.items():
-        if key in result:  # every rule's bar: ahead by more than 0.2 and in at least 95 % of the resamples
-            row = result[key]
+    for (new, old), rule in RULES.items():
+        if f"{new} minus {old}" in result:  # every rule's bar: ahead by more than 0.2 and in >= 95 % of
+            row = result[f"{new} minus {old}"]  # the resamples
             row[f"{rule}_rule_met"] = bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= 0.95)
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for recipe, row in result["recipes"].items():
