@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -28,7 +29,12 @@ from dualdecomp.models.rewriting.model import (
     load_rewrite_decoder,
     save_rewrite_model,
 )
-from dualdecomp.models.rewriting.training import hyperedge_losses, make_example, train_rewriter
+from dualdecomp.models.rewriting.training import (
+    hope_derivation,
+    hyperedge_losses,
+    make_example,
+    train_rewriter,
+)
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, train_ssvm
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
@@ -209,6 +215,63 @@ def test_training_moves_towards_the_oracle(bigram_weight):
     w, _ = train_rewriter([ex], feats, SsvmConfig(epochs=40, lam=0.0))
     best = decode(ex.hypergraph, hyperedge_scores(ex.hypergraph, w, feats))
     assert best.words == ("Kim", "bought", "a", "car", ".")
+
+
+@pytest.mark.parametrize("bigram_weight", [0.0, 0.5])
+@given(seed=st.integers(0, 2**32 - 1), lm_weight=st.floats(-2.0, 2.0))
+def test_hope_derivation_is_the_best_score_minus_loss(bigram_weight, seed, lm_weight):
+    """The hope derivation against every derivation enumerated: argmax w·φ + λ_lm·LM − Δ (1e-9)."""
+    grammar = RewriteGrammar([*_grammar(), *_headless_rules()])
+    shares = reference_shares([["Kim", "bought", "a", "car", "."], ["Kim", "bought", "it", "."]])
+    ex0 = make_example(_headed_tree(), grammar, shares, None, delete_weight=0.5, bigram_weight=bigram_weight,
+                       add_weight=2.0)
+    hg = ex0.hypergraph
+    rng = np.random.default_rng(seed)
+    lm = rng.normal(size=(len(hg.vocab) + 2, len(hg.vocab) + 2))
+    ex = dataclasses.replace(ex0, lm=lm)
+    scores = rng.normal(size=hg.num_hyperedges)
+    ids = {w: i for i, w in enumerate(hg.vocab)}
+
+    def lm_of(words):
+        seq = [hg.bos, *(ids[w] for w in words), hg.eos]
+        return sum(lm[a, b] for a, b in zip(seq, seq[1:], strict=False))
+
+    def loss_of(edges, words):
+        deleted = [int(k) for e in edges for k in hg.dropped(e)]
+        return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5, add_weight=2.0)
+
+    every = [(sorted(edges), scores[edges].sum() + lm_weight * lm_of(words) - loss_of(edges, words))
+             for edges, words in _enumerate(hg)]
+    edges, hope_lm, hope_loss, certified = hope_derivation(ex, scores, lm_weight)
+    best = max(v for _, v in every)
+    assert certified
+    assert scores[list(edges)].sum() + lm_weight * hope_lm - hope_loss == pytest.approx(best, abs=1e-9)
+    words = next(w for e, w in _enumerate(hg) if sorted(e) == sorted(edges))
+    assert hope_loss == pytest.approx(loss_of(list(edges), words), abs=1e-9)
+    assert hope_lm == pytest.approx(lm_of(words), abs=1e-9)
+
+
+def test_hope_epochs_keep_what_the_oracle_epochs_learnt_and_need_them():
+    """Hope epochs after oracle epochs keep the reachable rewrite; from zero weights the first step makes
+    the wrong copy the hope and the fear at once (the trap the module docstring describes)."""
+    grammar = _grammar()
+    shares = reference_shares([["Kim", "bought", "a", "car", "."]])
+    ex = make_example(_tree(), grammar, shares, None)
+    feats = RewriteFeaturiser(12, RuleStatistics.from_rules(grammar.rules))
+    epochs: list[int] = []
+    stats = SsvmStats()
+    w, scores = train_rewriter([ex], feats, SsvmConfig(epochs=40, lam=0.0), stats=stats, hope_epochs=5,
+                               on_epoch=lambda epoch, _w: epochs.append(epoch) or float(epoch))
+    assert epochs == list(range(45)) and stats.augmented == 45 and stats.uncertified == 0
+    hg = ex.hypergraph
+    assert decode(hg, hyperedge_scores(hg, w, feats)).words == ("Kim", "bought", "a", "car", ".")
+    w0, _ = train_rewriter([ex], feats, SsvmConfig(epochs=0, lam=0.0), hope_epochs=40)
+    wrong = decode(hg, hyperedge_scores(hg, w0, feats))
+    assert wrong.words == ("Kim", "purchased", "a", "car", ".")
+    edges, _, loss, _ = hope_derivation(ex, hyperedge_scores(hg, w0, feats), 0.0)
+    assert tuple(edges) == wrong.hyperedges and loss == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="hope_epochs must be >= 0"):
+        train_rewriter([ex], feats, SsvmConfig(epochs=1), hope_epochs=-1)
 
 
 def _headed_tree() -> Tree:

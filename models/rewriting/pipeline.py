@@ -95,6 +95,10 @@ class RewriteTrainingSettings:
         λ of the loss's add reward (``make_example``'s ``add_weight``; 0: none).
     bigram_add_reward : float
         μ of the bigram term's add reward (``make_example``'s ``bigram_add_weight``; 0: none).
+    hope_epochs : int
+        Epochs towards the hope derivations after the ``epochs`` towards the oracle
+        (:func:`~dualdecomp.models.rewriting.training.train_rewriter`; 0: none). The dev rule chooses
+        among all epochs.
     features : tuple of str
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float
@@ -130,6 +134,7 @@ class RewriteTrainingSettings:
     bigram_loss: float = 0.0
     add_reward: float = 0.0
     bigram_add_reward: float = 0.0
+    hope_epochs: int = 0
     features: tuple[str, ...] = ()
     lm_scale: float = 1.0
     word_bias: float = 0.0
@@ -251,12 +256,13 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         stats = SsvmStats()
         weights, dev_scores = train_rewriter(examples, feats, SsvmConfig(settings.epochs, settings.lam,
                                                                          settings.seed),
-                                             settings.max_states, on_epoch, stats=stats)
+                                             settings.max_states, on_epoch, stats=stats,
+                                             hope_epochs=settings.hope_epochs)
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
         training = asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
                                        "google": [Path(g).name for g in settings.google]}
-        for name in ("add_reward", "bigram_add_reward", "lexical_min_count"):  # omitted at 0 or None:
-            if not training[name]:  # older models keep their bytes
+        for name in ("add_reward", "bigram_add_reward", "lexical_min_count", "hope_epochs"):
+            if not training[name]:  # omitted at 0 or None: older models keep their bytes
                 del training[name]
         if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)
             del training["article_agreement"]

@@ -40,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             help=what + " (default: %(default)s)")
     parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
                         help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
-    parser.add_argument("--epochs", type=int, default=3, help="SSVM epochs (default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=3,
+                        help="SSVM epochs towards the oracle (default: %(default)s)")
+    parser.add_argument("--hope-epochs", type=int, default=0, metavar="K",
+                        help="then K epochs towards the hope derivations: the best model score minus "
+                             "loss under the current weights (default: %(default)s)")
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
                         help="drop extracted rules seen fewer times (default: %(default)s)")
@@ -70,10 +74,11 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward,
               args.bigram_add_reward)
     lexical = args.lexical_min_count
-    if args.epochs < 1 or args.min_count < 1 or (lexical is not None and lexical < 1) \
-            or not all(p >= 0 for p in prices):
-        raise InputError("--epochs, --min-count and --lexical-min-count must be >= 1, --delete-weight, "
-                         "--oracle-head-price, --bigram-loss, --add-reward and --bigram-add-reward >= 0")
+    if args.epochs < 1 or args.hope_epochs < 0 or args.min_count < 1 \
+            or (lexical is not None and lexical < 1) or not all(p >= 0 for p in prices):
+        raise InputError("--epochs, --min-count and --lexical-min-count must be >= 1, --hope-epochs, "
+                         "--delete-weight, --oracle-head-price, --bigram-loss, --add-reward and "
+                         "--bigram-add-reward >= 0")
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
@@ -82,7 +87,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        delete_weight=args.delete_weight,
                                        oracle_head_price=args.oracle_head_price,
                                        bigram_loss=args.bigram_loss, add_reward=args.add_reward,
-                                       bigram_add_reward=args.bigram_add_reward,
+                                       bigram_add_reward=args.bigram_add_reward, hope_epochs=args.hope_epochs,
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias, substitution_bias=args.substitution_bias,
                                        insertion_bias=args.insertion_bias,

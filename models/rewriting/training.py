@@ -9,10 +9,21 @@ word. Each SSVM step decodes the loss-augmented objective ``w·φ(y) + λ_lm·LM
 LM weight is one of the weights, the paper's n-gram feature) and moves towards the oracle's features
 (``dualdecomp.models.ssvm``). ``max_states`` bounds the tables of the loss-augmented decodes; a decode
 that pruned is counted as uncertified (an approximate subgradient) in the run's statistics.
+
+``hope_epochs`` more epochs replace the fixed oracle by the *hope* derivation of each step (Chiang 2012;
+the ramp loss of Gimpel & Smith 2012): ``argmax w·φ(y) + λ_lm·LM(y) − Δ(y)`` under the current weights,
+decoded exactly in the same chart. The update moves from the loss-augmented argmax (the *fear*
+derivation) towards it. Where the loss-minimal oracle lies far from what the features can score highly,
+the hope derivation is a good rewrite the model can reach; the objective is no longer convex. The hope
+epochs continue from the weights of the oracle epochs (as Chiang's start from tuned weights): from zero
+weights the first fear derivation deletes and writes whatever the references do not, the step towards
+the hope favours every copy alike, and a model that then prefers a wrong copy by more than its loss has
+that copy as its hope and fear at once and never moves again (``tests/test_rewriting_model.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -42,8 +53,10 @@ among the loss-minimal derivations (the loss sees bags of words, not their order
 with the fewest reorderings — not the first the chart happens to reach."""
 ORACLE_REORDER_PRICE = 0.5
 
-__all__ = ["ORACLE_LOSS_SCALE", "ORACLE_REORDER_PRICE", "RewriteExample", "hyperedge_losses", "make_example",
-           "train_rewriter"]
+__all__ = ["ORACLE_LOSS_SCALE", "ORACLE_REORDER_PRICE", "RewriteExample", "hope_derivation",
+           "hyperedge_losses", "make_example", "train_rewriter"]
+
+
 
 
 @dataclass(frozen=True)
@@ -141,24 +154,84 @@ def derivation_features(ex: RewriteExample, hyperedges: Sequence[int], lm_value:
     return sparse_sum(parts)
 
 
+def hope_derivation(ex: RewriteExample, scores: np.ndarray, lm_weight: float, max_states: int | None = None
+                    ) -> tuple[tuple[int, ...], float, float, bool]:
+    """The hope derivation of one example (module docstring): ``argmax w·φ(y) + λ_lm·LM(y) − Δ(y)``.
+
+    Parameters
+    ----------
+    ex : RewriteExample
+    scores : numpy.ndarray
+        ``w·φ`` of every hyperedge under the current weights.
+    lm_weight : float
+        λ_lm, the learnt weight of the LM.
+    max_states : int, optional
+        Beam per table (None: exact).
+
+    Returns
+    -------
+    (hyperedges, unweighted LM score, loss Δ, certified)
+    """
+    hg = ex.hypergraph
+    negated = None if ex.bigram_loss is None else -ex.bigram_loss
+    hope = decode(hg, scores - ex.losses, added(scaled_lm(ex.lm, lm_weight), negated), None, max_states)
+    loss = float(ex.losses[list(hope.hyperedges)].sum()) + lm_score(hg, ex.bigram_loss, hope.words)
+    return hope.hyperedges, lm_score(hg, ex.lm, hope.words), loss, hope.certified
+
+
 def train_rewriter(examples: Sequence[RewriteExample], feats: RewriteFeaturiser, config: SsvmConfig,
                    max_states: int | None = None, on_epoch: Callable[[int, np.ndarray], float] | None = None,
-                   progress: Callable[[int], None] | None = None, stats: SsvmStats | None = None
-                   ) -> tuple[np.ndarray, list[float]]:
-    """Train the weights by SSVM (module docstring); returns (weights, dev score per epoch)."""
+                   progress: Callable[[int], None] | None = None, stats: SsvmStats | None = None,
+                   hope_epochs: int = 0) -> tuple[np.ndarray, list[float]]:
+    """Train the weights by SSVM (module docstring); returns (weights, dev score per epoch).
+
+    Parameters
+    ----------
+    examples : sequence of RewriteExample
+    feats : RewriteFeaturiser
+    config : SsvmConfig
+        ``config.epochs`` epochs towards the oracle.
+    max_states : int, optional
+        Beam per table of every decode (None: exact).
+    on_epoch, progress, stats
+        As :func:`~dualdecomp.models.ssvm.train_ssvm`.
+    hope_epochs : int
+        Epochs towards the hope derivations after those (module docstring); ``on_epoch`` numbers all
+        epochs in one sequence.
+
+    Returns
+    -------
+    (weights, dev score per epoch)
+
+    Raises
+    ------
+    ValueError
+        ``hope_epochs`` is negative.
+    """
+    if hope_epochs < 0:
+        raise ValueError(f"hope_epochs must be >= 0, not {hope_epochs}")
     lm_idx = lm_index(feats.hash_bits)
+    oracle_steps = config.epochs * len(examples)
+    steps = [0]
 
     def violation(i: int, w: np.ndarray) -> Violation:
         ex = examples[i]
         hg = ex.hypergraph
         scores = hyperedge_scores(hg, w, feats, ex.application)
         weight = float(w[lm_idx])
-        lm = added(scaled_lm(ex.lm, weight), ex.bigram_loss)
-        aug = decode(hg, scores + ex.losses, lm, None, max_states)
-        oracle_score = float(scores[list(ex.oracle)].sum()) + weight * ex.oracle_lm
-        violated = aug.score - ex.oracle_loss > oracle_score + 1e-9
+        lm = scaled_lm(ex.lm, weight)
+        aug = decode(hg, scores + ex.losses, added(lm, ex.bigram_loss), None, max_states)
+        steps[0] += 1
+        if steps[0] > oracle_steps:
+            target, target_lm, target_loss, exact = hope_derivation(ex, scores, weight, max_states)
+        else:
+            target, target_lm, target_loss, exact = ex.oracle, ex.oracle_lm, ex.oracle_loss, True
+        target_score = float(scores[list(target)].sum()) + weight * target_lm
+        violated = aug.score - target_loss > target_score + 1e-9
         pred_lm = lm_score(hg, ex.lm, aug.words)
-        return Violation(violated, derivation_features(ex, ex.oracle, ex.oracle_lm, feats, lm_idx),
-                         derivation_features(ex, aug.hyperedges, pred_lm, feats, lm_idx), aug.certified)
+        return Violation(violated, derivation_features(ex, target, target_lm, feats, lm_idx),
+                         derivation_features(ex, aug.hyperedges, pred_lm, feats, lm_idx),
+                         aug.certified and exact)
 
-    return train_ssvm(1 << feats.hash_bits, len(examples), violation, config, on_epoch, progress, stats)
+    every = dataclasses.replace(config, epochs=config.epochs + hope_epochs)
+    return train_ssvm(1 << feats.hash_bits, len(examples), violation, every, on_epoch, progress, stats)
