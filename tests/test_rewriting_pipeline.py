@@ -4,6 +4,7 @@ are refused (W3.3 item 6)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,10 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
     out = tmp_path / "model"
     code = main(["train", "--kind", "rewriting", "--quiet", "--data", str(SHARED_REWRITING),
                  "--out", str(out), "--cache", str(tmp_path / "cache"), "--limit", "6", "--dev-limit", "2",
-                 "--epochs", "1"])
+                 "--epochs", "1", "--hope-epochs", "1"])
     assert code == 0
+    meta = json.loads((out / "model.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["training"]["hope_epochs"] == 1 and [e["epoch"] for e in meta["epochs"]] == [1, 2]
     from dualdecomp.app.rewriter import Rewriter
 
     result = Rewriter(out).rewrite_text("The river flows through the northern part of the town.")
@@ -66,7 +69,7 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option", [["--epochs", "0"], ["--min-count", "0"], ["--lexical-min-count", "0"],
-                                    ["--delete-weight", "-1"],
+                                    ["--hope-epochs", "-1"], ["--delete-weight", "-1"],
                                     ["--oracle-head-price", "-0.5"], ["--bigram-loss", "-1"],
                                     ["--add-reward", "-2"],
                                     ["--bigram-add-reward", "-1"]])
