@@ -130,10 +130,16 @@ def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
     oracle_matrix = added(matrix, None if bigrams is None else -ORACLE_LOSS_SCALE * bigrams)
     oracle = decode(hg, -ORACLE_LOSS_SCALE * priced - ORACLE_REORDER_PRICE * hg.operations[:, 3],
                     oracle_matrix)
-    hyperedges = list(oracle.hyperedges)
-    loss = float(losses[hyperedges].sum()) + lm_score(hg, bigrams, oracle.words)
-    return RewriteExample(hg, losses, matrix, oracle.hyperedges, loss, lm_score(hg, matrix, oracle.words),
-                          application, bigrams)
+    return RewriteExample(hg, losses, matrix, oracle.hyperedges,
+                          derivation_loss(hg, losses, bigrams, oracle.hyperedges, oracle.words),
+                          lm_score(hg, matrix, oracle.words), application, bigrams)
+
+
+def derivation_loss(hg: RewriteHypergraph, losses: np.ndarray, bigram_loss: np.ndarray | None,
+                    hyperedges: Sequence[int], words: Sequence[str]) -> float:
+    """Δ of a derivation: its hyperedges' ``losses`` plus the loss's bigram term over its yield ``words``
+    (``bigram_loss`` None: no bigram term)."""
+    return float(losses[list(hyperedges)].sum()) + lm_score(hg, bigram_loss, words)
 
 
 def added(matrix: np.ndarray | None, other: np.ndarray | None) -> np.ndarray | None:
@@ -175,7 +181,7 @@ def hope_derivation(ex: RewriteExample, scores: np.ndarray, lm_weight: float, ma
     hg = ex.hypergraph
     negated = None if ex.bigram_loss is None else -ex.bigram_loss
     hope = decode(hg, scores - ex.losses, added(scaled_lm(ex.lm, lm_weight), negated), None, max_states)
-    loss = float(ex.losses[list(hope.hyperedges)].sum()) + lm_score(hg, ex.bigram_loss, hope.words)
+    loss = derivation_loss(hg, ex.losses, ex.bigram_loss, hope.hyperedges, hope.words)
     return hope.hyperedges, lm_score(hg, ex.lm, hope.words), loss, hope.certified
 
 
