@@ -17,15 +17,10 @@ more options of ``dualdecomp rewrite`` (another decode setting, ``--article-agre
 the 1,800 held-out rewrites of each recipe, scores them with the code of ``dualdecomp evaluate --task
 rewrite`` (``evaluate_rewrites``), per fold and pooled, and runs the rule's paired bootstrap: 1,000
 resamples of the sentences (seed 0), the same for every recipe, pooled SARI recomputed on each from the
-sentences' SARI counts; each variant is compared with its recipe the same way, and ``add4/nested`` with
-``embedded/nested`` (the nineteenth rule: the variants ``rewriting_decode_grid.py --cv RECIPE --nested``
-writes), ``add4/keep-nested`` with ``add4/keep0`` (the twentieth: ``--cv add4 --keep-scores``) and
-``add4-lex1`` with ``add4/keep0`` (the twenty-first), ``add4-lex1/nested`` and ``add4-b50/nested`` with
-``add4/nested`` (the twenty-second and twenty-third), ``add4-hope/nested``, ``add4-lam3/nested`` and
-``add4-lam2/nested`` with ``add4/nested`` (the twenty-fourth and twenty-fifth). ``rewrite --fold F``
-rewrites one held-out fold only: a variant whose setting differs by fold (a nested choice) is rebuilt fold
-by fold from the settings its grid run recorded. It writes
-``benchmarks/rewriting_cv.json`` and prints a table.
+sentences' SARI counts; each variant is compared with its recipe the same way, and the comparisons the
+rules decide by (:data:`RULES`) likewise. ``rewrite --fold F`` rewrites one held-out fold only: a variant
+whose setting differs by fold (a nested choice) is rebuilt fold by fold from the settings its grid run
+recorded. It writes ``benchmarks/rewriting_cv.json`` and prints a table.
 """
 
 from __future__ import annotations
@@ -60,21 +55,22 @@ COMMON = ["--lm-corpus", str(GOOGLE / "train180k.tsv.gz"), str(GOOGLE / "train20
 """The training options both recipes share (``make rewrite-model``'s, without its add reward and decode
 setting)."""
 
+ADD4 = ["--add-reward", "4"]
+"""The shipped recipe's loss option beyond :data:`COMMON` (λ 4)."""
+SHIPPED_SETTING = ["--lm-scale", "1", "--word-bias", "30", "--substitution-bias", "240",
+                   "--insertion-bias", "180"]
+"""The decode setting ``make rewrite-model`` stores (the seventeenth rule's choice for λ 4)."""
+
 RECIPES = {
     "embedded": ["--lm-scale", "0.5", "--word-bias", "150", "--substitution-bias", "720",
                  "--insertion-bias", "360"],
     "add4": ["--add-reward", "4", "--lm-scale", "0.75", "--word-bias", "90", "--substitution-bias", "240",
              "--insertion-bias", "0"],
-    "add4-lex1": ["--add-reward", "4", "--lexical-min-count", "1", "--lm-scale", "1", "--word-bias", "30",
-                  "--substitution-bias", "240", "--insertion-bias", "180"],
-    "add4-b50": ["--add-reward", "4", "--delete-weight", "0.5", "--lm-scale", "1", "--word-bias", "30",
-                 "--substitution-bias", "240", "--insertion-bias", "180"],
-    "add4-hope": ["--add-reward", "4", "--hope-epochs", "2", "--lm-scale", "1", "--word-bias", "30",
-                  "--substitution-bias", "240", "--insertion-bias", "180"],
-    "add4-lam3": ["--add-reward", "4", "--lam", "1e-3", "--lm-scale", "1", "--word-bias", "30",
-                  "--substitution-bias", "240", "--insertion-bias", "180"],
-    "add4-lam2": ["--add-reward", "4", "--lam", "1e-2", "--lm-scale", "1", "--word-bias", "30",
-                  "--substitution-bias", "240", "--insertion-bias", "180"],
+    "add4-lex1": [*ADD4, "--lexical-min-count", "1", *SHIPPED_SETTING],
+    "add4-b50": [*ADD4, "--delete-weight", "0.5", *SHIPPED_SETTING],
+    "add4-hope": [*ADD4, "--hope-epochs", "2", *SHIPPED_SETTING],
+    "add4-lam3": [*ADD4, "--lam", "1e-3", *SHIPPED_SETTING],
+    "add4-lam2": [*ADD4, "--lam", "1e-2", *SHIPPED_SETTING],
 }
 """Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev.
 ``embedded`` is the recipe embedded until the nineteenth rule; ``add4`` (λ 4) is embedded since, with the
