@@ -240,13 +240,13 @@ def test_hope_derivation_is_the_best_score_minus_loss(bigram_weight, seed, lm_we
         deleted = [int(k) for e in edges for k in hg.dropped(e)]
         return shares.loss(hg.words, list(words), deleted, bigram_weight, delete_weight=0.5, add_weight=2.0)
 
-    every = [(sorted(edges), scores[edges].sum() + lm_weight * lm_of(words) - loss_of(edges, words))
+    every = [(sorted(edges), words, scores[edges].sum() + lm_weight * lm_of(words) - loss_of(edges, words))
              for edges, words in _enumerate(hg)]
     edges, hope_lm, hope_loss, certified = hope_derivation(ex, scores, lm_weight)
-    best = max(v for _, v in every)
+    best = max(v for _, _, v in every)
     assert certified
     assert scores[list(edges)].sum() + lm_weight * hope_lm - hope_loss == pytest.approx(best, abs=1e-9)
-    words = next(w for e, w in _enumerate(hg) if sorted(e) == sorted(edges))
+    words = next(w for e, w, _ in every if e == sorted(edges))
     assert hope_loss == pytest.approx(loss_of(list(edges), words), abs=1e-9)
     assert hope_lm == pytest.approx(lm_of(words), abs=1e-9)
 
