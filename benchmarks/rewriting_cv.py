@@ -71,6 +71,7 @@ RECIPES = {
     "add4-hope": [*ADD4, "--hope-epochs", "2", *SHIPPED_SETTING],
     "add4-lam3": [*ADD4, "--lam", "1e-3", *SHIPPED_SETTING],
     "add4-lam2": [*ADD4, "--lam", "1e-2", *SHIPPED_SETTING],
+    "add4-dep": [*ADD4, "--features", "deletion-dep", *SHIPPED_SETTING],
 }
 """Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev.
 ``embedded`` is the recipe embedded until the nineteenth rule; ``add4`` (λ 4) is embedded since, with the
@@ -78,7 +79,8 @@ setting the seventeenth rule chose for it (``make rewrite-model``); ``add4-lex1`
 paraphrases seen once (the twenty-first rule) and ``add4-b50`` λ 4 with β 0.5 (the twenty-third; its
 ``--delete-weight`` comes after :data:`COMMON`'s, so it wins) and ``add4-hope`` λ 4 trained towards hope
 derivations for two epochs after the oracle's three (the twenty-fourth), ``add4-lam3`` and ``add4-lam2`` λ 4
-with the SSVM's L2 weight 10⁻³ and 10⁻² (the twenty-fifth), all with the shipped setting."""
+with the SSVM's L2 weight 10⁻³ and 10⁻² (the twenty-fifth) and ``add4-dep`` λ 4 with the deletion features by
+dependency relation (the twenty-sixth), all with the shipped setting."""
 
 RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): "nineteenth",
          ("add4/keep-nested", "add4/keep0"): "twentieth", ("add4-lex1", "add4/keep0"): "twenty-first",
@@ -86,7 +88,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4-b50/nested", "add4/nested"): "twenty-third",
          ("add4-hope/nested", "add4/nested"): "twenty-fourth",
          ("add4-lam3/nested", "add4/nested"): "twenty-fifth",
-         ("add4-lam2/nested", "add4/nested"): "twenty-fifth"}
+         ("add4-lam2/nested", "add4/nested"): "twenty-fifth",
+         ("add4-dep/nested", "add4/nested"): "twenty-sixth"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""

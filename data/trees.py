@@ -58,12 +58,17 @@ class Tree:
         For an internal node built from a dependency parse (:func:`from_dependency`), the token position
         of its lexical head (the dependency head that projects it); -1 when unknown (other trees, and
         ``TOP`` over several roots). Not part of equality: two trees with the same labels are equal.
+    relation : str
+        For a node built from a dependency parse, the dependency relation of the token that projects it
+        (its ``head``) to that token's governor (spaCy's label, ``ROOT`` for a root); ``""`` when unknown
+        (leaves, ``TOP``, other trees). Not part of equality either.
     """
 
     label: str
     children: tuple[Tree, ...] = ()
     index: int = -1
     head: int = field(default=-1, compare=False)
+    relation: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.index >= 0 and self.children:
@@ -132,9 +137,10 @@ def leaf(word: str, index: int) -> Tree:
     return Tree(word, (), index)
 
 
-def preterminal(tag: str, word: str, index: int) -> Tree:
-    """A preterminal ``(tag word)`` (its head is its word's position)."""
-    return Tree(tag, (leaf(word, index),), head=index)
+def preterminal(tag: str, word: str, index: int, relation: str = "") -> Tree:
+    """A preterminal ``(tag word)`` (its head is its word's position; ``relation``: its word's dependency
+    relation, when known)."""
+    return Tree(tag, (leaf(word, index),), head=index, relation=relation)
 
 
 def reindex(tree: Tree, mapping: Sequence[int]) -> Tree:
@@ -154,7 +160,8 @@ def reindex(tree: Tree, mapping: Sequence[int]) -> Tree:
     if tree.is_leaf:
         return Tree(tree.label, (), int(mapping[tree.index]))
     head = int(mapping[tree.head]) if tree.head >= 0 else -1
-    return Tree(tree.label, tuple(reindex(c, mapping) for c in tree.children), head=head)
+    return Tree(tree.label, tuple(reindex(c, mapping) for c in tree.children), head=head,
+                relation=tree.relation)
 
 
 def _projective_heads(sentence: Sentence) -> list[int]:
@@ -210,7 +217,8 @@ def from_dependency(sentence: Sentence) -> Tree:
         kids[h].append(k)
 
     def pre(k: int) -> Tree:
-        return preterminal(sentence.tags[k - 1] or "XX", sentence.tokens[k - 1], k - 1)
+        tag = sentence.tags[k - 1] or "XX"
+        return preterminal(tag, sentence.tokens[k - 1], k - 1, sentence.labels[k - 1])
 
     def build(k: int) -> Tree:
         deps = kids[k]
@@ -218,7 +226,7 @@ def from_dependency(sentence: Sentence) -> Tree:
             return pre(k)
         left = [d for d in deps if d < k]
         right = [d for d in deps if d > k]
-        pos = sentence.pos[k - 1]
+        pos, rel = sentence.pos[k - 1], sentence.labels[k - 1]
         label = PHRASE_LABELS.get(pos, "FRAG")
         subj = [i for i, d in enumerate(left) if sentence.labels[d - 1] in SUBJECT_LABELS]
         if pos in ("VERB", "AUX") and subj:
@@ -227,11 +235,11 @@ def from_dependency(sentence: Sentence) -> Tree:
             while tail > 0 and sentence.pos[right[tail - 1] - 1] == "PUNCT":
                 tail -= 1
             vp = [build(d) for d in left[s + 1:]] + [pre(k)] + [build(d) for d in right[:tail]]
-            items = [build(d) for d in left[: s + 1]] + [Tree("VP", tuple(vp), head=k - 1)]
+            items = [build(d) for d in left[: s + 1]] + [Tree("VP", tuple(vp), head=k - 1, relation=rel)]
             items += [build(d) for d in right[tail:]]
-            return Tree("S", tuple(items), head=k - 1)
+            return Tree("S", tuple(items), head=k - 1, relation=rel)
         items = [build(d) for d in left] + [pre(k)] + [build(d) for d in right]
-        return Tree(label, tuple(items), head=k - 1)
+        return Tree(label, tuple(items), head=k - 1, relation=rel)
 
     roots = kids[0]
     tree = Tree(ROOT_LABEL, tuple(build(r) for r in roots), head=roots[0] - 1 if len(roots) == 1 else -1)

@@ -7,13 +7,22 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.data.trees import Tree, leaf, preterminal
-from dualdecomp.models.rewriting.application import APPLICATION, HEAD_COLUMNS, application_values, pos_class
+from dualdecomp.data.sentence import Sentence
+from dualdecomp.data.trees import Tree, from_dependency, leaf, preterminal
+from dualdecomp.models.rewriting.application import (
+    APPLICATION,
+    HEAD_COLUMNS,
+    RELATION_COLUMNS,
+    RELATIONS,
+    application_values,
+    pos_class,
+)
 from dualdecomp.models.rewriting.features import (
+    FEATURE_GROUPS,
     RewriteFeaturiser,
     RuleStatistics,
     featuriser_for,
@@ -283,8 +292,9 @@ def _headed_tree() -> Tree:
     return Tree("TOP", (s,), head=1)
 
 
-def _application_by_hand(hg, e: int) -> dict[str, float]:
-    """The per-application features of hyperedge ``e``, recomputed from their definitions."""
+def _application_by_hand(hg, e: int, sentence: Sentence | None = None) -> dict[str, float]:
+    """The per-application features of hyperedge ``e``, recomputed from their definitions (the
+    ``dropped_rel`` ones from ``sentence``'s own arcs, when given)."""
     tags = {leaf_.index: pt.label for pt in hg.tree.nodes if pt.is_preterminal for leaf_ in pt.children}
     dropped = [int(k) for k in hg.dropped(e)]
     written = sum(1 for code in hg.items(e).tolist() if code >= 0)
@@ -295,7 +305,72 @@ def _application_by_hand(hg, e: int) -> dict[str, float]:
     node = hg.tree.nodes[int(hg.hyperedge_node[e])]
     if node.head in dropped and len(dropped) < len(node.indices()):
         out[f"dropped_head.{pos_class(tags[node.head])}"] = 1.0
+    if sentence is not None:
+        for k in dropped:  # climb to the fragment's root: the first token whose governor stays
+            root = k
+            while sentence.heads[root] - 1 in dropped:
+                root = sentence.heads[root] - 1
+            label = sentence.labels[root] if sentence.labels[root] in RELATIONS else "dep"
+            out[f"dropped_rel_tokens.{label}"] = out.get(f"dropped_rel_tokens.{label}", 0.0) + 1.0
+            if root == k:
+                out[f"dropped_rel.{label}"] = out.get(f"dropped_rel.{label}", 0.0) + 1.0
     return out
+
+
+@st.composite
+def _projective_sentences(draw, max_n: int = 7) -> Sentence:
+    """A random projective dependency parse: a root splits its span, each side gets a root below it."""
+    n = draw(st.integers(1, max_n))
+    heads = [0] * n
+
+    def attach(lo: int, hi: int, head: int) -> None:
+        if lo >= hi:
+            return
+        k = draw(st.integers(lo, hi - 1))
+        heads[k] = head
+        attach(lo, k, k + 1)
+        attach(k + 1, hi, k + 1)
+
+    attach(0, n, 0)
+    pos = draw(st.lists(st.sampled_from(["NOUN", "VERB", "ADJ", "ADP", "DET", "PUNCT"]), min_size=n,
+                        max_size=n))
+    fine = {"NOUN": "NN", "VERB": "VBD", "ADJ": "JJ", "ADP": "IN", "DET": "DT", "PUNCT": ","}
+    tags = [fine[p] for p in pos]
+    labels = draw(st.lists(st.sampled_from(["nsubj", "dobj", "appos", "relcl", "prep", "punct", "made-up"]),
+                           min_size=n, max_size=n))
+    labels = ["ROOT" if h == 0 else lab for h, lab in zip(heads, labels, strict=True)]
+    return Sentence(tuple(f"w{i}" for i in range(n)), tuple(pos), tuple(tags), tuple(heads), tuple(labels))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_projective_sentences())
+def test_relation_features_match_the_parse(sentence):
+    """``dropped_rel`` / ``dropped_rel_tokens`` of every hyperedge (coverage rules: every deletion of
+    every node's children) equal the fragments counted on the parse's own arcs."""
+    hg = build_rewrite_hypergraph(from_dependency(sentence), [], coverage=rewriting_coverage_rules)
+    values = application_values(hg)
+    assert np.array_equal(application_values(hg, relations=False)[:, list(RELATION_COLUMNS)], 0 * values[
+        :, list(RELATION_COLUMNS)])
+    assert np.array_equal(application_values(hg, pos=False)[:, list(RELATION_COLUMNS)],
+                          values[:, list(RELATION_COLUMNS)])
+    for e in range(hg.num_hyperedges):
+        got = {name: float(v) for name, v in zip(APPLICATION, values[e], strict=True) if v}
+        assert got == {name: v for name, v in _application_by_hand(hg, e, sentence).items() if v}
+
+
+def test_relation_features_of_a_deleted_appositive():
+    """"Kim, a singer, sang": deleting ", a singer ," is one ``appos`` fragment of 2 tokens (its
+    determiner rides along, not a ``det`` fragment) and two ``punct`` fragments."""
+    sentence = Sentence(("Kim", ",", "a", "singer", ",", "sang"), ("PROPN", "PUNCT", "DET", "NOUN", "PUNCT",
+                        "VERB"), ("NNP", ",", "DT", "NN", ",", "VBD"), (6, 1, 4, 1, 1, 0),
+                        ("nsubj", "punct", "det", "appos", "punct", "ROOT"))
+    hg = build_rewrite_hypergraph(from_dependency(sentence), [], coverage=rewriting_coverage_rules)
+    values = application_values(hg)
+    col = {name: i for i, name in enumerate(APPLICATION)}
+    every = [e for e in range(hg.num_hyperedges) if sorted(hg.dropped(e).tolist()) == [1, 2, 3, 4]]
+    want = {"dropped": 4, "dropped_rel.appos": 1, "dropped_rel_tokens.appos": 2, "dropped_rel.punct": 2,
+            "dropped_rel_tokens.punct": 2, "dropped_rel.det": 0}
+    assert every and all(values[e, col[name]] == v for e in every for name, v in want.items())
 
 
 def _headless_rules() -> list[RewriteRule]:
@@ -312,7 +387,7 @@ def _headless_rules() -> list[RewriteRule]:
 def test_application_values_match_their_definitions(tree):
     hg = build_rewrite_hypergraph(tree, [*_grammar(), *_headless_rules()], coverage=rewriting_coverage_rules)
     values = application_values(hg)
-    assert np.array_equal(application_values(hg, full=False), values[:, :2])  # dropped and words only
+    assert np.array_equal(application_values(hg, pos=False, relations=False), values[:, :2])  # dropped, words
     fired = set()
     for e in range(hg.num_hyperedges):
         got = {name: float(v) for name, v in zip(APPLICATION, values[e], strict=True) if v}
@@ -328,8 +403,8 @@ def test_application_values_match_their_definitions(tree):
 def test_hyperedge_scores_are_the_features_dot_the_weights(values):
     hg = build_rewrite_hypergraph(_headed_tree(), [*_grammar(), *_headless_rules()],
                                   coverage=rewriting_coverage_rules)
-    feats = RewriteFeaturiser(10, deletion_pos=True)
-    w = np.zeros(1 << 10)
+    feats = RewriteFeaturiser(16, deletion_pos=True, deletion_dep=True)
+    w = np.zeros(1 << 16)
     assert len(set(feats.application_index.tolist())) == len(APPLICATION)  # no hash collision here
     w[feats.application_index] = values[:-1]
     idx, val = feats(hg.rules[0])
@@ -429,7 +504,12 @@ def test_feature_groups_switch_features_on_and_off():
     plain = featuriser_for(20, stats, logp, ())
     both = featuriser_for(20, stats, logp, ("deletion-pos", "simplicity"))
     assert plain.unigram is None and len(plain.application_columns) == 2
-    assert both.unigram is not None and len(both.application_columns) == len(APPLICATION)
+    assert both.unigram is not None
+    assert len(both.application_columns) == len(APPLICATION) - len(RELATION_COLUMNS)
+    every = featuriser_for(20, stats, logp, FEATURE_GROUPS)
+    assert every.application_columns.tolist() == list(range(len(APPLICATION)))
+    dep = featuriser_for(20, stats, logp, ("deletion-dep",))
+    assert dep.application_columns.tolist() == [0, 1, *RELATION_COLUMNS] and dep.unigram is None
     assert len(plain(_substitution())[0]) < len(both(_substitution())[0])  # the simplicity features
     hg = build_rewrite_hypergraph(_headed_tree(), [*_grammar(), *_headless_rules()],
                                   coverage=rewriting_coverage_rules)

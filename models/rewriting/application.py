@@ -14,8 +14,17 @@ these depend on the source tokens it meets, so the chart's hypergraph computes t
   its dependents leaves a headless phrase ("have been adapted to" → "have been to"), which the flat trees
   of :func:`dualdecomp.data.trees.from_dependency` cannot tell from deleting an auxiliary without it.
 
-Trees without heads (``Tree.head == -1``) never fire ``dropped_head``. All values are sums over
-hyperedges, so the chart stays exact.
+* ``dropped_rel.R`` and ``dropped_rel_tokens.R`` — what a deletion removes, by dependency relation: the
+  tokens a hyperedge deletes fall into *fragments*, a fragment's root being a deleted token whose
+  dependency governor the same hyperedge does not delete (the head of a deleted variable's subtree, or a
+  deleted word); per fragment, ``dropped_rel.R`` counts 1 and ``dropped_rel_tokens.R`` its tokens, R the
+  root's relation (:data:`RELATIONS`, ``Tree.relation``; a label outside them counts as ``dep``). The
+  governors are read from the tree's heads (a node's head is governed by its parent's head when the two
+  differ), so they are the arcs :func:`dualdecomp.data.trees.from_dependency` built the tree from.
+
+Trees without heads (``Tree.head == -1``) never fire ``dropped_head``, and tokens without a relation
+(``Tree.relation == ""``) never fire ``dropped_rel``. All values are sums over hyperedges, so the chart
+stays exact.
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ import numpy as np
 from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule
 from dualdecomp.solvers.transducer import WORD, Frag
 
-__all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "application_values", "bias_counts",
-           "hyperedge_counts", "lexical_substitutions", "pos_class"]
+__all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "POS_COLUMNS", "RELATIONS",
+           "RELATION_COLUMNS",
+           "application_values", "bias_counts", "hyperedge_counts", "lexical_substitutions", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -43,13 +53,30 @@ _TAG_CLASS = {
 }
 _CLASS_ID = {c: i for i, c in enumerate(POS_CLASSES)}
 
+RELATIONS = ("ROOT", "acl", "acomp", "advcl", "advmod", "agent", "amod", "appos", "attr", "aux", "auxpass",
+             "case", "cc", "ccomp", "compound", "conj", "csubj", "csubjpass", "dative", "dep", "det", "dobj",
+             "expl", "intj", "mark", "meta", "neg", "nmod", "npadvmod", "nsubj", "nsubjpass", "nummod",
+             "oprd", "parataxis", "pcomp", "pobj", "poss", "preconj", "predet", "prep", "prt", "punct",
+             "quantmod", "relcl", "xcomp")
+"""The dependency labels of the English spaCy parsers (``en_core_web_sm``'s parser labels)."""
+_RELATION_ID = {r: i for i, r in enumerate(RELATIONS)}
+
 APPLICATION = (("dropped", "words") + tuple(f"dropped.{c}" for c in POS_CLASSES)
-               + tuple(f"dropped_head.{c}" for c in POS_CLASSES))
+               + tuple(f"dropped_head.{c}" for c in POS_CLASSES)
+               + tuple(f"dropped_rel.{r}" for r in RELATIONS)
+               + tuple(f"dropped_rel_tokens.{r}" for r in RELATIONS))
 """Names of the per-application features, the columns of :func:`application_values`."""
 _CLASS_COL = 2
 _HEAD_COL = 2 + len(POS_CLASSES)
 HEAD_COLUMNS = range(_HEAD_COL, _HEAD_COL + len(POS_CLASSES))
 """The columns of the ``dropped_head`` features."""
+_REL_COL = _HEAD_COL + len(POS_CLASSES)
+_REL_TOKENS_COL = _REL_COL + len(RELATIONS)
+POS_COLUMNS = range(_CLASS_COL, _REL_COL)
+"""The columns of the ``dropped.C`` and ``dropped_head.C`` features (feature group ``deletion-pos``)."""
+RELATION_COLUMNS = range(_REL_COL, _REL_TOKENS_COL + len(RELATIONS))
+"""The columns of the ``dropped_rel`` and ``dropped_rel_tokens`` features (feature group
+``deletion-dep``)."""
 
 
 def pos_class(tag: str) -> str:
@@ -113,29 +140,76 @@ def _token_classes(hg: RewriteHypergraph) -> np.ndarray:
     return out
 
 
-def application_values(hg: RewriteHypergraph, full: bool = True) -> np.ndarray:
+def _token_arcs(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
+    """Per source token: its governor's position (-1: none known, or a root) and its relation's index in
+    :data:`RELATIONS` (-1: unknown), read from the tree (module docstring)."""
+    tree = hg.tree
+    governor = np.full(hg.n, -1, dtype=np.int64)
+    relation = np.full(hg.n, -1, dtype=np.int64)
+    for i, node in enumerate(tree.nodes):
+        p = tree.parent[i]
+        if node.is_leaf:
+            label = tree.nodes[p].relation if p >= 0 else ""
+            if label:
+                relation[node.index] = _RELATION_ID.get(label, _RELATION_ID["dep"])
+        elif p >= 0 and node.head >= 0 and tree.nodes[p].head >= 0 and node.head != tree.nodes[p].head:
+            governor[node.head] = tree.nodes[p].head
+    return governor, relation
+
+
+def _relation_values(hg: RewriteHypergraph, out: np.ndarray, edge_of: np.ndarray) -> None:
+    """Add the ``dropped_rel`` and ``dropped_rel_tokens`` counts of every hyperedge to ``out``
+    (``edge_of``: the hyperedge of each entry of ``hg.drop_idx``)."""
+    governor, relation = _token_arcs(hg)
+    n = max(hg.n, 1)
+    keys = np.sort(edge_of * n + hg.drop_idx)  # (hyperedge, deleted token) pairs
+
+    def deleted_by_same(tokens: np.ndarray) -> np.ndarray:
+        found = np.searchsorted(keys, edge_of * n + tokens).clip(max=keys.size - 1)
+        return (tokens >= 0) & (keys[found] == edge_of * n + tokens)
+
+    root = hg.drop_idx.copy()  # climb each deleted token to its fragment's root
+    while True:
+        up = deleted_by_same(governor[root])
+        if not up.any():
+            break
+        root = np.where(up, governor[root], root)
+    rel = relation[root]
+    known = rel >= 0
+    is_root = known & (root == hg.drop_idx)
+    np.add.at(out, (edge_of[is_root], _REL_COL + rel[is_root]), 1.0)
+    np.add.at(out, (edge_of[known], _REL_TOKENS_COL + rel[known]), 1.0)
+
+
+def application_values(hg: RewriteHypergraph, pos: bool = True, relations: bool = True) -> np.ndarray:
     """The per-application features of every hyperedge.
 
     Parameters
     ----------
     hg : RewriteHypergraph
-    full : bool
-        All columns; False: only ``dropped`` and ``words`` (what a model without the ``deletion-pos``
-        feature group reads), without computing the others.
+    pos : bool
+        Compute the ``dropped.C`` and ``dropped_head.C`` columns (:data:`POS_COLUMNS`).
+    relations : bool
+        Compute the ``dropped_rel`` and ``dropped_rel_tokens`` columns (:data:`RELATION_COLUMNS`).
 
     Returns
     -------
     numpy.ndarray
-        float64 of shape (hyperedges, len(APPLICATION)) (full) or (hyperedges, 2), columns in
-        :data:`APPLICATION` order.
+        float64 of shape (hyperedges, len(APPLICATION)), columns in :data:`APPLICATION` order (those not
+        computed are 0); with neither ``pos`` nor ``relations``, (hyperedges, 2): ``dropped`` and ``words``
+        only (what a model without the ``deletion-pos`` and ``deletion-dep`` feature groups reads).
     """
     m = hg.num_hyperedges
-    out = np.zeros((m, len(APPLICATION) if full else 2), dtype=np.float64)
+    out = np.zeros((m, len(APPLICATION) if pos or relations else 2), dtype=np.float64)
     out[:, 0], out[:, 1] = hyperedge_counts(hg)
-    if not full or m == 0 or hg.drop_idx.size == 0:
+    if not (pos or relations) or m == 0 or hg.drop_idx.size == 0:
+        return out
+    edge_of = np.repeat(np.arange(m), np.diff(hg.drop_ptr))
+    if relations:
+        _relation_values(hg, out, edge_of)
+    if not pos:
         return out
     classes = _token_classes(hg)
-    edge_of = np.repeat(np.arange(m), np.diff(hg.drop_ptr))
     np.add.at(out, (edge_of, _CLASS_COL + classes[hg.drop_idx]), 1.0)
     tree = hg.tree
     heads = np.array([node.head for node in tree.nodes], dtype=np.int64)

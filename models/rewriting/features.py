@@ -25,7 +25,8 @@ For a rule ⟨X, Y⟩ → ⟨α, γ, links, word_links⟩ (binary unless stated)
 Per application (computed on the source tree by the chart, not by the rule;
 :mod:`~dualdecomp.models.rewriting.application`): ``dropped`` — the number of source tokens the
 application deletes, ``words`` — the number of target words it writes (the length bias), the deleted
-tokens by POS class and whether it deletes its node's head. The paper's n-gram feature (the LM
+tokens by POS class and whether it deletes its node's head (group ``deletion-pos``), and the fragments it
+deletes by dependency relation (group ``deletion-dep``). The paper's n-gram feature (the LM
 log-probability) is the decoder's LM term, weighted by the model's ``lm_weight``.
 """
 
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dualdecomp.core.hashing import atom, feature_index, named_features
-from dualdecomp.models.rewriting.application import APPLICATION
+from dualdecomp.models.rewriting.application import APPLICATION, POS_COLUMNS, RELATION_COLUMNS
 from dualdecomp.solvers.rewriting import RewriteRule
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag
 
@@ -53,11 +54,12 @@ TEMPLATES = ("origin", "logp.t_given_s", "logp.s_given_t", "logp.joint", "root.x
              "order.numbers", "order.labels", "order.same_labels", "term.common", "term.inserted",
              "term.substituted", "term.deleted", "seq.same_preterminals", "seq.same_terminals",
              "length.shorter", "length.longer", "deletion_only", "bias", "dropped", "words", "dropped.pos",
-             "dropped_head.pos", "simp.logfreq_gain", "simp.chars_saved", "simp.inserted_logfreq")
+             "dropped_head.pos", "simp.logfreq_gain", "simp.chars_saved", "simp.inserted_logfreq",
+             "dropped_rel.rel", "dropped_rel_tokens.rel")
 _T = {name: i for i, name in enumerate(TEMPLATES)}
 
 
-FEATURE_GROUPS = ("deletion-pos", "simplicity")
+FEATURE_GROUPS = ("deletion-dep", "deletion-pos", "simplicity")
 """Optional feature groups of the rewriting model (``meta.training.features`` of a model lists those it
 was trained with; none in a model without the field)."""
 
@@ -79,13 +81,16 @@ def featuriser_for(hash_bits: int, stats: RuleStatistics, unigram: Callable[[str
     if "simplicity" in groups and unigram is None:
         raise ValueError("the simplicity features need the target LM")
     return RewriteFeaturiser(hash_bits, stats, unigram if "simplicity" in groups else None,
-                             deletion_pos="deletion-pos" in groups)
+                             deletion_pos="deletion-pos" in groups, deletion_dep="deletion-dep" in groups)
 
 
 def _application_template(name: str) -> tuple[str, str]:
-    """(template, value) of a per-application feature: ``dropped.verb`` → (``dropped.pos``, ``verb``)."""
+    """(template, value) of a per-application feature: ``dropped.verb`` → (``dropped.pos``, ``verb``),
+    ``dropped_rel.appos`` → (``dropped_rel.rel``, ``appos``)."""
     base, _, cls = name.partition(".")
-    return (f"{base}.pos", cls) if cls else (name, "")
+    if not cls:
+        return name, ""
+    return (f"{base}.rel" if base.startswith("dropped_rel") else f"{base}.pos"), cls
 
 
 def _bare(frag: Frag) -> str:
@@ -244,10 +249,13 @@ class RewriteFeaturiser:
     deletion_pos : bool
         Whether the per-application features include the deleted tokens' POS classes and deleted heads
         (feature group ``deletion-pos``), besides ``dropped`` and ``words``.
+    deletion_dep : bool
+        Whether they include the deleted fragments by dependency relation (feature group
+        ``deletion-dep``).
 
     Attributes
     ----------
-    unigram, deletion_pos
+    unigram, deletion_pos, deletion_dep
         As given.
     dropped_index, words_index : int
         Indices of the per-application features ``dropped`` (source tokens deleted) and ``words`` (target
@@ -259,13 +267,16 @@ class RewriteFeaturiser:
     """
 
     def __init__(self, hash_bits: int = 20, stats: RuleStatistics | None = None,
-                 unigram: Callable[[str], float] | None = None, deletion_pos: bool = False) -> None:
+                 unigram: Callable[[str], float] | None = None, deletion_pos: bool = False,
+                 deletion_dep: bool = False) -> None:
         self.hash_bits = hash_bits
         self.stats = stats
         self.unigram = unigram
         self.deletion_pos = deletion_pos
+        self.deletion_dep = deletion_dep
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.application_columns = np.arange(len(APPLICATION) if deletion_pos else 2, dtype=np.int64)
+        self.application_columns = np.array([0, 1, *(POS_COLUMNS if deletion_pos else ()),
+                                             *(RELATION_COLUMNS if deletion_dep else ())], dtype=np.int64)
         self.application_index = np.array([self._index(*_application_template(APPLICATION[c]))
                                            for c in self.application_columns], dtype=np.int64)
         self.dropped_index, self.words_index = (int(i) for i in self.application_index[:2])

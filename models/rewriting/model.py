@@ -92,7 +92,7 @@ def hyperedge_scores(hg: RewriteHypergraph, weights: np.ndarray, feats: RewriteF
     :func:`~dualdecomp.models.rewriting.application.application_values` of ``hg``, computed when None)."""
     rule_scores = np.array([float(weights[i] @ v) for i, v in (feats(r) for r in hg.rules)])
     if application is None:
-        application = application_values(hg, full=feats.deletion_pos)
+        application = application_values(hg, pos=feats.deletion_pos, relations=feats.deletion_dep)
     return (rule_scores[hg.hyperedge_rule]
             + application[:, feats.application_columns] @ weights[feats.application_index])
 
