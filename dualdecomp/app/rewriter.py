@@ -46,11 +46,13 @@ from dualdecomp.data.detokenise import detokenise
 from dualdecomp.data.jsonl import CorpusItem
 from dualdecomp.data.locations import default_model_dir, rewrite_model_dir
 from dualdecomp.data.parsing import parse_text
+from dualdecomp.data.punctuation import punctuation_pairs
 from dualdecomp.data.sentence import Sentence
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.engine.decode import decode
 from dualdecomp.models.rewriting.decode_settings import SETTINGS
 from dualdecomp.models.rewriting.model import DecodeSettings, RewriteDecoder, load_rewrite_decoder
+from dualdecomp.solvers.paired import PairedTokens
 from dualdecomp.solvers.rewriting import Budget, Operations, sentence_case
 
 if TYPE_CHECKING:
@@ -204,13 +206,17 @@ class Rewriter:
         else 0).
     article_agreement : bool, optional
         Forbid "a"/"an" before a word that takes the other article, unless the source has that bigram
-        (None: the model's setting, else off). All five are decode settings:
+        (None: the model's setting, else the default).
+    paired_punctuation : bool, optional
+        Keep both marks of every bracket or quotation pair of the source, or neither (module docstring;
+        None: the model's setting, else the default). All six are decode settings:
         ``dualdecomp.models.rewriting.decode_settings``.
 
     Raises
     ------
     InputError
-        A bad ``max_states``, ``max_tokens``, ``lm_scale``, bias or ``article_agreement``; an unknown
+        A bad ``max_states``, ``max_tokens``, ``lm_scale``, bias, ``article_agreement`` or
+        ``paired_punctuation``; an unknown
         ``joint`` configuration.
     ModelError
         A missing or damaged model directory.
@@ -224,7 +230,8 @@ class Rewriter:
                  max_tokens: int | None = None, joint: str | None = None,
                  joint_model: str | os.PathLike[str] | None = None, lm_scale: float | None = None,
                  word_bias: float | None = None, substitution_bias: float | None = None,
-                 insertion_bias: float | None = None, article_agreement: bool | None = None) -> None:
+                 insertion_bias: float | None = None, article_agreement: bool | None = None,
+                 paired_punctuation: bool | None = None) -> None:
         self.token_limit = token_limit(max_tokens, None)
         self.max_tokens = self.token_limit.tokens
         self.requested_max_tokens = max_tokens
@@ -232,7 +239,8 @@ class Rewriter:
                                        or max_states < 1):
             raise InputError(f"max_states must be a positive integer, got {max_states!r}")
         self.requested_max_states = max_states
-        self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement)
+        self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement,
+                                   paired_punctuation)
         DecodeSettings().replace(*self.requested_settings)  # bad values are input errors before loading
         self.directory = Path(model_dir) if model_dir is not None else rewrite_model_dir()
         self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None,
@@ -309,8 +317,9 @@ class Rewriter:
         self.check_size(sentence.n)
         if deadline is not None:
             deadline.check("parsing")
-        if self.compressor is not None:
-            return self._rewrite_joint(sentence, budget, deadline)
+        pairs = punctuation_pairs(sentence.tokens) if self.decoder.settings.paired_punctuation else ()
+        if self.compressor is not None or pairs:
+            return self._rewrite_engine(sentence, budget, deadline, pairs)
         start = perf_counter()
         dec = self.decoder
         hg = dec.hypergraph(from_dependency(sentence))
@@ -327,26 +336,32 @@ class Rewriter:
                        operations=der.operations, method=der.method, rules=rules, chars=der.chars,
                        limit=der.limit)
 
-    def _rewrite_joint(self, sentence: Sentence, budget: Budget | None,
-                       deadline: Deadline | None) -> Rewrite:
-        """Joint decoding (module docstring) of one parsed sentence."""
-        assert self.compressor is not None
-        self.compressor.check_size(sentence.n)
+    def _rewrite_engine(self, sentence: Sentence, budget: Budget | None, deadline: Deadline | None,
+                        pairs: tuple[tuple[int, int], ...]) -> Rewrite:
+        """One parsed sentence decoded by the engine (module docstring): the chart with the compression
+        configuration's components (joint decoding) and/or the paired punctuation's ``pairs``."""
+        if self.compressor is not None:
+            self.compressor.check_size(sentence.n)
         start = perf_counter()
         chart = self.decoder.component(from_dependency(sentence), budget)
         if deadline is not None:
             deadline.check("building the derivation forest")
-        others, _ = self.compressor.components(sentence, deadline=deadline)
-        options = dict(self.compressor.decode_options)
-        if options.pop("decoder", "dd") != "dd":  # an ILP or beam configuration: the engine's defaults
-            options = {}
+        others: list = [PairedTokens(sentence.n, pairs)] if pairs else []
+        options: dict = {}
+        if self.compressor is not None:
+            others = [*self.compressor.components(sentence, deadline=deadline)[0], *others]
+            options = dict(self.compressor.decode_options)
+            if options.pop("decoder", "dd") != "dd":  # an ILP or beam configuration: the engine's defaults
+                options = {}
         if deadline is not None and deadline.seconds is not None:
             options["time_limit"] = max(deadline.remaining(), 1e-9)
         result = decode([chart, *others], **options)
         der = chart.derivation_given(result.keep)  # the chart's best rewrite with the engine's keep
         if der is None or not math.isfinite(result.primal):
-            raise SolverError("joint decoding found no rewrite on which the rewriting chart and the "
-                              f"compression configuration {self.joint!r} agree"
+            parts = [f"the compression configuration {self.joint!r}"] if self.joint is not None else []
+            parts += ["the paired punctuation"] if pairs else []
+            raise SolverError("dual decomposition found no rewrite on which the rewriting chart and "
+                              + " and ".join(parts) + " agree"
                               + ("" if deadline is None or deadline.seconds is None else " in time"))
         seconds = perf_counter() - start
         hg = chart.hypergraph
@@ -355,13 +370,15 @@ class Rewriter:
         return Rewrite(text=source, rewrite=sentence_case(der.text, source),
                        words=tuple(der.words), primal=float(result.primal), dual=float(result.dual),
                        gap=float(result.gap), certified=bool(result.certified), seconds=seconds,
-                       operations=der.operations, method=self.joint_method, rules=rules, chars=der.chars,
+                       operations=der.operations, method=self.engine_method(bool(pairs)), rules=rules,
+                       chars=der.chars,
                        limit=der.limit)
 
-    @property
-    def joint_method(self) -> str | None:
-        """The ``method`` of a joint rewrite (None without joint decoding)."""
-        return None if self.joint is None else f"dual decomposition: rewrite chart + {self.joint}"
+    def engine_method(self, paired: bool) -> str:
+        """The ``method`` of a rewrite decoded by the engine (joint decoding, and ``paired``: with the
+        paired punctuation)."""
+        parts = ([self.joint] if self.joint is not None else []) + (["paired punctuation"] if paired else [])
+        return "dual decomposition: rewrite chart + " + " + ".join(parts)
 
     def rewrite_text(self, text: str, chars: int | None = None, ratio: float | None = None,
                      length: int | None = None) -> Rewrite:

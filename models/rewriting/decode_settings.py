@@ -9,11 +9,17 @@
   (``dualdecomp.models.rewriting.application.bias_counts``);
 * ``article_agreement`` (default :data:`ARTICLE_AGREEMENT`) forbids "a"/"an" before a word that takes
   the other article, unless the source has that bigram (``dualdecomp.models.rewriting.articles``): a
-  constraint of the chart's search, which stays exact.
+  constraint of the chart's search, which stays exact;
+* ``paired_punctuation`` (default :data:`PAIRED_PUNCTUATION`) keeps both marks of every bracket or
+  quotation pair of the source or neither (``dualdecomp.data.punctuation``): the application decodes a
+  sentence that has such pairs by dual decomposition of the chart with
+  ``dualdecomp.solvers.paired.PairedTokens`` (``dualdecomp.app.rewriter``), certified when the engine
+  proves it.
 
 A model directory stores them in ``model.json`` → ``meta.decode`` (written by ``dualdecomp train --kind
 rewriting --lm-scale X --word-bias Y``); a model without that block decodes with the defaults (scale 1,
-biases 0: the rule and LM weights as learnt; article agreement as :class:`DecodeSettings`'s default).
+biases 0: the rule and LM weights as learnt; article agreement and paired punctuation as
+:class:`DecodeSettings`'s defaults).
 How the embedded model's settings were chosen on dev: ``docs/rewriting.md``, "How decode settings are
 chosen".
 """
@@ -26,7 +32,7 @@ from typing import Any
 
 from dualdecomp.core.errors import InputError, ModelError
 
-__all__ = ["ARTICLE_AGREEMENT", "BIASES", "SETTINGS", "DecodeSettings"]
+__all__ = ["ARTICLE_AGREEMENT", "BIASES", "PAIRED_PUNCTUATION", "SETTINGS", "DecodeSettings"]
 
 BIASES = ("word_bias", "substitution_bias", "insertion_bias")
 """The per-word biases, in the order of :class:`DecodeSettings`'s fields."""
@@ -34,6 +40,12 @@ BIASES = ("word_bias", "substitution_bias", "insertion_bias")
 ARTICLE_AGREEMENT = True
 """Whether a rewrite keeps article agreement unless told otherwise (the setting's default; the
 eighteenth rule of ``docs/rewriting.md`` decides it)."""
+
+PAIRED_PUNCTUATION = False
+"""Whether a rewrite keeps paired punctuation whole unless told otherwise (the setting's default; the
+twenty-seventh rule of ``docs/rewriting.md`` decides it)."""
+
+_FLAGS = {"article_agreement": ARTICLE_AGREEMENT, "paired_punctuation": PAIRED_PUNCTUATION}
 
 
 def _number(name: str, value: Any) -> float:
@@ -59,12 +71,15 @@ class DecodeSettings:
     article_agreement : bool
         Forbid "a"/"an" before a word that takes the other article (module docstring; default
         :data:`ARTICLE_AGREEMENT`).
+    paired_punctuation : bool
+        Keep both marks of each bracket or quotation pair, or neither (module docstring; default
+        :data:`PAIRED_PUNCTUATION`).
 
     Raises
     ------
     InputError
-        A value that is not a finite number, or a negative ``lm_scale``; an ``article_agreement`` that
-        is not a bool.
+        A value that is not a finite number, or a negative ``lm_scale``; an ``article_agreement`` or
+        ``paired_punctuation`` that is not a bool.
     """
 
     lm_scale: float = 1.0
@@ -72,6 +87,7 @@ class DecodeSettings:
     substitution_bias: float = 0.0
     insertion_bias: float = 0.0
     article_agreement: bool = ARTICLE_AGREEMENT
+    paired_punctuation: bool = PAIRED_PUNCTUATION
 
     def __post_init__(self) -> None:
         scale = _number("lm_scale", self.lm_scale)
@@ -80,8 +96,9 @@ class DecodeSettings:
         object.__setattr__(self, "lm_scale", scale)
         for name in BIASES:
             object.__setattr__(self, name, _number(name, getattr(self, name)))
-        if not isinstance(self.article_agreement, bool):
-            raise InputError(f"article_agreement must be true or false, got {self.article_agreement!r}")
+        for name in _FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     @property
     def biased(self) -> bool:
@@ -90,20 +107,22 @@ class DecodeSettings:
 
     def as_dict(self) -> dict[str, float]:
         """``{"lm_scale": ..., "word_bias": ...}`` (the ``meta.decode`` block; a bias that is 0 other than
-        ``word_bias``, and ``article_agreement`` at its default, are left out, so a block written before
-        they existed reads back the same)."""
+        ``word_bias``, and ``article_agreement`` and ``paired_punctuation`` at their defaults, are left
+        out, so a block written before they existed reads back the same)."""
         out: dict = {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
         out.update({name: getattr(self, name) for name in BIASES[1:] if getattr(self, name) != 0.0})
-        if self.article_agreement != ARTICLE_AGREEMENT:
-            out["article_agreement"] = self.article_agreement
+        out.update({name: getattr(self, name) for name, default in _FLAGS.items()
+                    if getattr(self, name) != default})
         return out
 
     def replace(self, lm_scale: float | None = None, word_bias: float | None = None,
                 substitution_bias: float | None = None, insertion_bias: float | None = None,
-                article_agreement: bool | None = None) -> DecodeSettings:
+                article_agreement: bool | None = None, paired_punctuation: bool | None = None
+                ) -> DecodeSettings:
         """These settings with the given values overriding (None: keep)."""
         new = {"lm_scale": lm_scale, "word_bias": word_bias, "substitution_bias": substitution_bias,
-               "insertion_bias": insertion_bias, "article_agreement": article_agreement}
+               "insertion_bias": insertion_bias, "article_agreement": article_agreement,
+               "paired_punctuation": paired_punctuation}
         return DecodeSettings(**{k: getattr(self, k) if v is None else v for k, v in new.items()})
 
     @classmethod
@@ -118,12 +137,12 @@ class DecodeSettings:
         block = meta.get("decode")
         if block is None:
             return cls()
-        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES, "article_agreement"}:
+        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES, *_FLAGS}:
             raise ModelError(f"{where}: meta.decode must be an object with lm_scale, the biases "
-                             f"{', '.join(BIASES)} and article_agreement, got {block!r}")
+                             f"{', '.join(BIASES)}, {' and '.join(_FLAGS)}, got {block!r}")
         try:
             return cls(block.get("lm_scale", 1.0), *(block.get(name, 0.0) for name in BIASES),
-                       block.get("article_agreement", ARTICLE_AGREEMENT))
+                       *(block.get(name, default) for name, default in _FLAGS.items()))
         except InputError as exc:
             raise ModelError(f"{where}: bad meta.decode: {exc}") from None
 

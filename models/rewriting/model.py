@@ -205,7 +205,8 @@ def save_rewrite_model(model: RewriteModel, directory: str | Path, grammar_file:
 def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, lm_scale: float | None = None,
                          word_bias: float | None = None, substitution_bias: float | None = None,
                          insertion_bias: float | None = None,
-                         article_agreement: bool | None = None) -> RewriteDecoder:
+                         article_agreement: bool | None = None,
+                         paired_punctuation: bool | None = None) -> RewriteDecoder:
     """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
 
     Parameters
@@ -215,8 +216,8 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
         Beam per table (None: the model's ``meta.max_states``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float, optional
         Override the model's decode settings (``meta.decode``; None: the model's).
-    article_agreement : bool, optional
-        Override the model's article agreement (None: the model's).
+    article_agreement, paired_punctuation : bool, optional
+        Override the model's article agreement / paired punctuation (None: the model's).
 
     Raises
     ------
@@ -246,5 +247,5 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     if max_states is None:
         max_states = meta.get("max_states")
     settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(
-        lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement)
+        lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement, paired_punctuation)
     return RewriteDecoder(model, grammar, lm, feats, max_states, settings)

@@ -65,6 +65,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="forbid 'a'/'an' before a word that takes the other article ('a epithet'), "
                         "unless the source has that bigram; the rewrite stays exact (default: the "
                         "model's setting)")
+    p.add_argument("--paired-punctuation", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep both marks of every bracket or quotation pair of the source, or neither; "
+                        "such a sentence is decoded by dual decomposition, certified when the engine "
+                        "proves it (default: the model's setting)")
     add_run_options(p, participle="rewritten", max_tokens_default=str(DEFAULT_MAX_TOKENS),
                     time_limit_note="the chart is not anytime: a sentence over it gets an error row",
                     cluster_verb="rewrite")
@@ -167,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     rewriter = Rewriter(args.model, max_states=args.max_states, max_tokens=args.max_tokens, joint=args.joint,
                         joint_model=args.joint_model, lm_scale=args.lm_scale, word_bias=args.word_bias,
                         substitution_bias=args.substitution_bias, insertion_bias=args.insertion_bias,
-                        article_agreement=args.article_agreement)
+                        article_agreement=args.article_agreement,
+                        paired_punctuation=args.paired_punctuation)
     if args.text is not None:
         return _rewrite_text(args, rewriter, budget)
     return _rewrite_file(args, rewriter, budget)
