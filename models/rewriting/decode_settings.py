@@ -41,7 +41,7 @@ ARTICLE_AGREEMENT = True
 """Whether a rewrite keeps article agreement unless told otherwise (the setting's default; the
 eighteenth rule of ``docs/rewriting.md`` decides it)."""
 
-PAIRED_PUNCTUATION = False
+PAIRED_PUNCTUATION = True
 """Whether a rewrite keeps paired punctuation whole unless told otherwise (the setting's default; the
 twenty-seventh rule of ``docs/rewriting.md`` decides it)."""
 
