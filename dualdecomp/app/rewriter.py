@@ -18,6 +18,12 @@ by default) at their configured weights: they must agree on which source tokens 
 primal, dual, gap and certificate are the engine's (certified only when it proves the keep vector
 optimal); the rewrite is the chart's best derivation with the engine's keep vector.
 
+**Paired punctuation** (on by default; ``DecodeSettings.paired_punctuation``): a sentence whose source
+has bracket or quotation pairs (:func:`~dualdecomp.data.punctuation.punctuation_pairs`) is decoded by the
+engine over the chart component and :class:`~dualdecomp.solvers.paired.PairedTokens`, so that each pair
+is kept whole or dropped whole; certified when the engine proves it (with joint decoding, the pairs join
+the compression configuration's components). A sentence without pairs is decoded by the chart alone.
+
 A :class:`Rewriter` is also a batch processor (:class:`dualdecomp.app.batch.BatchProcessor`): it gives
 ``dualdecomp rewrite --input`` its rows. The embedded model is trained on ASSET (CC BY-NC 4.0:
 non-commercial use only) and TurkCorpus rewrites (NOTICE.md).
