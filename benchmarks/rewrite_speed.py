@@ -39,11 +39,14 @@ def main() -> None:
                                              / "dev.jsonl"))
     parser.add_argument("--no-article-agreement", action="store_true",
                         help="decode without the model's article agreement (to measure its cost)")
+    parser.add_argument("--no-paired-punctuation", action="store_true",
+                        help="decode without paired punctuation (to measure its cost)")
     args = parser.parse_args()
     texts = [json.loads(line)["text"] for line in Path(args.dev).read_text(encoding="utf-8").splitlines()]
     texts = texts[:args.sentences]
     start = time.perf_counter()
-    rewriter = Rewriter(args.model, article_agreement=False if args.no_article_agreement else None)
+    rewriter = Rewriter(args.model, article_agreement=False if args.no_article_agreement else None,
+                        paired_punctuation=False if args.no_paired_punctuation else None)
     rewriter.decoder  # noqa: B018 - load the model now (grammar, LM, weights)
     load_s = time.perf_counter() - start
     sentences = [parse_text(t) for t in texts]
