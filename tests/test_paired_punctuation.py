@@ -19,9 +19,11 @@ from dualdecomp.core.errors import InputError, SolverError
 from dualdecomp.data.punctuation import punctuation_pairs
 from dualdecomp.engine.decode import decode as dd_decode
 from dualdecomp.solvers.paired import PairedTokens
-from dualdecomp.solvers.rewriting import RewriteComponent
+from dualdecomp.solvers.rewriting import RewriteComponent, copied_tokens, keep_means_copied, used_tokens
+from dualdecomp.solvers.transducer import WORD, match_frag
 from tests.test_rewrite_cli import rewrite_model  # noqa: F401 - the session fixture (tiny model)
-from tests.test_rewriting_component import instance, joint_brute_force, random_budget
+from tests.test_rewriting_component import instance, joint_brute_force, lm_of, random_budget
+from tests.test_rewriting_model import _enumerate
 
 TOL = 1e-9
 
@@ -123,6 +125,67 @@ def test_chart_with_paired_tokens_against_brute_force(seed, with_lm):
         assert comp.derivation_given(res.keep) is not None
     if res.certified:
         assert math.isclose(res.primal, expected, rel_tol=0, abs_tol=1e-6)
+
+
+def copied_by_matching(hg, e: int) -> set[int]:
+    """The tokens hyperedge ``e`` copies, read by matching its rule at its node again (the frontier's
+    word leaves give the token of each source word) and its word alignment."""
+    rule = hg.rule(e)
+    frontier: list[int] = []
+    assert match_frag(rule.source, hg.tree, int(hg.hyperedge_node[e]), frontier)
+    items = [(f, j) for f, j in zip(rule.source.frontier(), frontier, strict=True) if f.kind == WORD]
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return {hg.tree.nodes[items[j][1]].index for w, j in zip(target, rule.word_links, strict=True)
+            if j is not None and items[j][0].label == w}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_copied_tokens_and_the_marked_hypergraph(seed):
+    """``copied_tokens`` equals the rule matched again; ``keep_means_copied`` moves exactly the marked
+    tokens a hyperedge substitutes from its used tokens to its deleted ones, every token still covered
+    once."""
+    rng, hg, *_ = instance(seed, False)
+    marked = {int(k) for k in rng.choice(hg.n, size=int(rng.integers(0, hg.n + 1)), replace=False)}
+    out = keep_means_copied(hg, marked)
+    use_ptr, use_idx = used_tokens(hg)
+    new_ptr, new_idx = used_tokens(out)
+    for e in range(hg.num_hyperedges):
+        used = set(use_idx[use_ptr[e]:use_ptr[e + 1]].tolist())
+        copied = set(copied_tokens(hg, e))
+        assert copied == copied_by_matching(hg, e) and copied <= used
+        moved = (used - copied) & marked
+        assert set(new_idx[new_ptr[e]:new_ptr[e + 1]].tolist()) == used - moved
+        assert set(out.dropped(e).tolist()) == set(hg.dropped(e).tolist()) | moved
+    assert np.array_equal(out.item_code, hg.item_code) and np.array_equal(out.tail_idx, hg.tail_idx)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_pairs_of_copied_tokens_against_brute_force(seed, with_lm):
+    """The engine over the marked chart and pairs of marked tokens against every derivation enumerated:
+    a derivation agrees when, for each pair, both tokens are written as themselves or neither is."""
+    rng, hg, scores, lm, _ = instance(seed, with_lm)
+    if hg.n < 2:
+        return
+    count = int(rng.integers(1, 3))
+    pairs = [tuple(int(x) for x in rng.choice(hg.n, size=2, replace=False)) for _ in range(count)]
+    marked = sorted({k for p in pairs for k in p})
+    best = -math.inf
+    for edges, words in _enumerate(hg):
+        copied = set().union(*(copied_by_matching(hg, e) for e in edges))
+        if all((i in copied) == (j in copied) for i, j in pairs):
+            best = max(best, float(sum(scores[e] for e in edges)) + lm_of(hg, lm, words))
+    comp = RewriteComponent(keep_means_copied(hg, marked), scores, lm)
+    paired = PairedTokens(hg.n, pairs)
+    if best == -math.inf:
+        return
+    res = dd_decode([comp, paired], max_iterations=300)
+    assert res.dual >= best - 1e-6
+    if math.isfinite(res.primal):
+        assert res.primal <= best + 1e-6
+    if res.certified:
+        assert math.isclose(res.primal, best, rel_tol=0, abs_tol=1e-6)
 
 
 TEXT = 'Fontane\'s first work, the novella Geschwisterliebe (or "Sibling Love"), appeared in Berlin in 1839.'

@@ -21,7 +21,8 @@ optimal); the rewrite is the chart's best derivation with the engine's keep vect
 **Paired punctuation** (on by default; ``DecodeSettings.paired_punctuation``): a sentence whose source
 has bracket or quotation pairs (:func:`~dualdecomp.data.punctuation.punctuation_pairs`) is decoded by the
 engine over the chart component and :class:`~dualdecomp.solvers.paired.PairedTokens`, so that each pair
-is kept whole or dropped whole; certified when the engine proves it (with joint decoding, the pairs join
+is kept whole or dropped whole (a mark counts as kept only when written as itself, not substituted:
+``keep_means_copied``); certified when the engine proves it (with joint decoding, the pairs join
 the compression configuration's components). A sentence without pairs is decoded by the chart alone.
 
 A :class:`Rewriter` is also a batch processor (:class:`dualdecomp.app.batch.BatchProcessor`): it gives
@@ -349,7 +350,8 @@ class Rewriter:
         if self.compressor is not None:
             self.compressor.check_size(sentence.n)
         start = perf_counter()
-        chart = self.decoder.component(from_dependency(sentence), budget)
+        marks = sorted({k for pair in pairs for k in pair})  # kept = written as itself (not substituted)
+        chart = self.decoder.component(from_dependency(sentence), budget, copied=marks)
         if deadline is not None:
             deadline.check("building the derivation forest")
         others: list = [PairedTokens(sentence.n, pairs)] if pairs else []

@@ -19,6 +19,7 @@ pruned a table).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from dualdecomp.solvers.rewriting import (
     RewriteRule,
     build_rewrite_hypergraph,
     decode,
+    keep_means_copied,
     load_rewrite_grammar,
     rewriting_coverage_rules,
 )
@@ -174,12 +176,16 @@ class RewriteDecoder:
         s = self.settings
         return scores + counts @ np.array([getattr(s, name) for name in BIASES])
 
-    def component(self, tree: Tree, budget: Budget | None = None) -> RewriteComponent:
+    def component(self, tree: Tree, budget: Budget | None = None, copied: Sequence[int] = ()
+                  ) -> RewriteComponent:
         """The exact chart of ``tree`` (LM inside) as a dual-decomposition component over its source
         tokens, to join with the deletion models (``dualdecomp.decode``). Always exact: ``max_states``
-        does not apply to a component."""
+        does not apply to a component. For the tokens ``copied`` (0-based) the component's keep means
+        *written as itself* (a substituted one counts as dropped: ``keep_means_copied``)."""
         hg = self.hypergraph(tree)
-        return RewriteComponent(hg, self.hyperedge_scores(hg), self.lm_matrix(hg), budget)
+        scores = self.hyperedge_scores(hg)  # on hg itself: the application features read its deletions
+        return RewriteComponent(keep_means_copied(hg, copied) if len(copied) else hg, scores,
+                                self.lm_matrix(hg), budget)
 
     def decode(self, hg: RewriteHypergraph, budget: Budget | None = None) -> RewriteDerivation:
         """The best derivation in ``hg`` under the model and its LM (exact unless ``max_states`` pruned)."""

@@ -9,7 +9,13 @@ from dualdecomp.solvers.rewriting.chart import (
     derivation_score,
     lm_score,
 )
-from dualdecomp.solvers.rewriting.component import RewriteComponent, restrict_hypergraph, used_tokens
+from dualdecomp.solvers.rewriting.component import (
+    RewriteComponent,
+    copied_tokens,
+    keep_means_copied,
+    restrict_hypergraph,
+    used_tokens,
+)
 from dualdecomp.solvers.rewriting.grammar import (
     ORIGINS,
     RewriteGrammar,
@@ -33,8 +39,9 @@ from dualdecomp.solvers.rewriting.text import (
 __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteComponent",
            "RewriteDerivation",
            "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
-           "build_rewrite_hypergraph", "decode", "derivation_score", "detokenise_words", "from_deletion_rule",
-           "joins_left", "joins_right", "lm_score", "load_rewrite_grammar", "reordered_count",
+           "build_rewrite_hypergraph", "copied_tokens", "decode", "derivation_score", "detokenise_words",
+           "from_deletion_rule", "joins_left", "joins_right", "keep_means_copied", "lm_score",
+           "load_rewrite_grammar", "reordered_count",
            "restrict_hypergraph",
            "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "space_between", "text_chars",
            "used_tokens"]

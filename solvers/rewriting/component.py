@@ -48,8 +48,9 @@ from dualdecomp.core.ilp_vars import binary_var, unused_prefix
 from dualdecomp.core.solution import Solution
 from dualdecomp.solvers.rewriting.chart import Budget, RewriteDerivation, decode
 from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, _csr, _domains
+from dualdecomp.solvers.transducer import WORD
 
-__all__ = ["RewriteComponent", "restrict_hypergraph", "used_tokens"]
+__all__ = ["RewriteComponent", "copied_tokens", "keep_means_copied", "restrict_hypergraph", "used_tokens"]
 
 
 def used_tokens(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
@@ -69,6 +70,47 @@ def used_tokens(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
         idx.extend(sorted(covered))
         ptr.append(len(idx))
     return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
+
+
+def copied_tokens(hg: RewriteHypergraph, e: int) -> list[int]:
+    """The source tokens hyperedge ``e`` *copies*: those it uses (:func:`used_tokens`) with a target word
+    of the same text aligned to them (``RewriteRule.word_links``). Its rule's kept source words are, in
+    frontier order, exactly the tokens it uses, in ascending order."""
+    rule = hg.rule(e)
+    source = [f for f in rule.source.frontier() if f.kind == WORD]
+    kept = [j for j, f in enumerate(source) if f.kept]
+    used = sorted(set(hg.tree.leaf_indices(int(hg.hyperedge_node[e])))
+                  - {k for t in hg.tails(e).tolist() for k in hg.tree.leaf_indices(hg.vertex_node[t])}
+                  - set(hg.dropped(e).tolist()))
+    token = dict(zip(kept, used, strict=True))
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return sorted({token[j] for w, j in zip(target, rule.word_links, strict=True)
+                   if j is not None and source[j].label == w})
+
+
+def keep_means_copied(hg: RewriteHypergraph, tokens: Any) -> RewriteHypergraph:
+    """A copy of ``hg`` in which a hyperedge that uses one of ``tokens`` (0-based) without copying it
+    (:func:`copied_tokens`: it substitutes the token) lists the token among those it deletes.
+
+    For those tokens the keep vector of a derivation, and so the component's ``keep`` (module
+    docstring), then means *written as itself*: a substituted token counts as dropped. Each token is
+    still covered once by every derivation (it moves from used to deleted within one hyperedge), the
+    derivations, their words and scores are unchanged (the chart does not read the deletion lists), so
+    the component stays exact. Compute hyperedge scores on ``hg`` itself: per-application features read
+    its deletion lists.
+    """
+    marked = {int(k) for k in tokens}
+    use_ptr, use_idx = used_tokens(hg)
+    ptr, idx = [0], []
+    for e in range(hg.num_hyperedges):
+        drops = hg.dropped(e).tolist()
+        hit = marked.intersection(use_idx[use_ptr[e]:use_ptr[e + 1]].tolist())
+        if hit:
+            drops = sorted(set(drops) | (hit - set(copied_tokens(hg, e))))
+        idx.extend(drops)
+        ptr.append(len(idx))
+    return dataclasses.replace(hg, drop_ptr=np.asarray(ptr, dtype=np.int64),
+                               drop_idx=np.asarray(idx, dtype=np.int64))
 
 
 def restrict_hypergraph(hg: RewriteHypergraph, allowed: np.ndarray
