@@ -379,8 +379,7 @@ class Rewriter:
                        words=tuple(der.words), primal=float(result.primal), dual=float(result.dual),
                        gap=float(result.gap), certified=bool(result.certified), seconds=seconds,
                        operations=der.operations, method=self.engine_method(bool(pairs)), rules=rules,
-                       chars=der.chars,
-                       limit=der.limit)
+                       chars=der.chars, limit=der.limit)
 
     def engine_method(self, paired: bool) -> str:
         """The ``method`` of a rewrite decoded by the engine (joint decoding, and ``paired``: with the

@@ -53,21 +53,26 @@ from dualdecomp.solvers.transducer import WORD
 __all__ = ["RewriteComponent", "copied_tokens", "keep_means_copied", "restrict_hypergraph", "used_tokens"]
 
 
+def _uses(hg: RewriteHypergraph, e: int) -> list[int]:
+    """The source tokens hyperedge ``e`` uses, ascending (:func:`used_tokens`)."""
+    T = hg.tree
+    covered = set(T.leaf_indices(int(hg.hyperedge_node[e])))
+    for t in hg.tails(e).tolist():
+        covered.difference_update(T.leaf_indices(hg.vertex_node[t]))
+    covered.difference_update(hg.dropped(e).tolist())
+    return sorted(covered)
+
+
 def used_tokens(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     """CSR (ptr, idx) of the source tokens each hyperedge *uses* (copies or substitutes).
 
     A hyperedge at node v covers the leaves under v that are not under one of its tails' nodes; of
     those, the ones it does not delete are used.
     """
-    T = hg.tree
     ptr = [0]
     idx: list[int] = []
     for e in range(hg.num_hyperedges):
-        covered = set(T.leaf_indices(int(hg.hyperedge_node[e])))
-        for t in hg.tails(e).tolist():
-            covered.difference_update(T.leaf_indices(hg.vertex_node[t]))
-        covered.difference_update(hg.dropped(e).tolist())
-        idx.extend(sorted(covered))
+        idx.extend(_uses(hg, e))
         ptr.append(len(idx))
     return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
 
@@ -79,10 +84,7 @@ def copied_tokens(hg: RewriteHypergraph, e: int) -> list[int]:
     rule = hg.rule(e)
     source = [f for f in rule.source.frontier() if f.kind == WORD]
     kept = [j for j, f in enumerate(source) if f.kept]
-    used = sorted(set(hg.tree.leaf_indices(int(hg.hyperedge_node[e])))
-                  - {k for t in hg.tails(e).tolist() for k in hg.tree.leaf_indices(hg.vertex_node[t])}
-                  - set(hg.dropped(e).tolist()))
-    token = dict(zip(kept, used, strict=True))
+    token = dict(zip(kept, _uses(hg, e), strict=True))
     target = [f.label for f in rule.target.frontier() if f.kind == WORD]
     return sorted({token[j] for w, j in zip(target, rule.word_links, strict=True)
                    if j is not None and source[j].label == w})
