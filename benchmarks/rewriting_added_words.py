@@ -1,0 +1,308 @@
+"""The twenty-eighth rule of ``docs/rewriting.md`` (W3.3): a context-aware score for the words a rewrite adds.
+
+Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/rewriting_cv.py run``)::
+
+    .venv/bin/python benchmarks/rewriting_added_words.py --out benchmarks/rewriting_added_words.jsonl
+    .venv/bin/python benchmarks/rewriting_added_words.py --label add \
+        --out benchmarks/rewriting_added_words_add.jsonl      # the twenty-ninth rule
+
+For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
+(:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
+context tokens), labelled by the share of the sentence's 18 references that contain the word; a logistic
+regression on the compression encoder's states (:func:`features`, :func:`fit`) learns them. Fold f's
+held-out sentences are then decoded at the shipped setting with μ × (log-odds − m) added per added word
+(:func:`hyperedge_terms`), over the grid :data:`GRID`; the choice and its nested estimate are those of the
+twentieth rule (``benchmarks/rewriting_decode_grid.py``), written as the variants ``add4/added-nested`` and
+``add4/added0`` (μ = 0) that ``benchmarks/rewriting_cv.py score`` compares. Each fold's classifier is also
+scored on its held-out fold's examples (AUC of r > 0 against r = 0): reported, not decided on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dualdecomp.app.rewriter import Rewriter
+from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, read_rewrite_corpus
+from dualdecomp.data.parsing import parse_tokens, tokenise_text
+from dualdecomp.data.trees import from_dependency
+from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.solvers.rewriting.component import used_tokens
+from dualdecomp.solvers.transducer import WORD
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
+    CHUNK,
+    KEEP_BASE,
+    KEEP_SCORER,
+    _fold_slices,
+    _nested,
+    _other_folds,
+    _prepare,
+    _rewrites,
+    _score,
+    _select,
+    _write_variant,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".cache" / "rewriting_cv"
+RECIPE = "add4"
+GRID = {"added_weight": (0.0, 15.0, 30.0, 60.0, 120.0, 240.0)}
+L2 = 1e-4
+STEPS = 400
+RATE = 0.01
+
+
+@dataclasses.dataclass(frozen=True)
+class Added:
+    """One word a hyperedge adds: the hyperedge, the source tokens of its context, the word, insertion."""
+
+    hyperedge: int
+    context: tuple[int, ...]
+    word: str
+    inserted: bool
+
+
+def _rule_added(rule) -> list[tuple[int | None, str]]:
+    """The rule's added target words: (rank of the aligned source word among the rule's *used* source
+    words, or None for an insertion; the word)."""
+    source = [f for f in rule.source.frontier() if f.kind == WORD]
+    rank, r = [], 0
+    for f in source:
+        rank.append(r if f.kept else None)
+        r += f.kept
+    out = []
+    for f, j in zip([f for f in rule.target.frontier() if f.kind == WORD], rule.word_links, strict=True):
+        if j is None:
+            out.append((None, f.label))
+        elif source[j].label.lower() != f.label.lower():
+            out.append((rank[j], f.label))
+    return out
+
+
+def added_words(hg) -> list[Added]:
+    """Every word every hyperedge of ``hg`` adds, with its context tokens (the rule's docs)."""
+    ptr, idx = used_tokens(hg)
+    per_rule: dict[int, list] = {}
+    out = []
+    for e in range(hg.num_hyperedges):
+        r = int(hg.hyperedge_rule[e])
+        if r not in per_rule:
+            per_rule[r] = _rule_added(hg.rules[r])
+        if not per_rule[r]:
+            continue
+        used = idx[ptr[e]:ptr[e + 1]].tolist()
+        for rank, word in per_rule[r]:
+            if rank is not None and rank < len(used):
+                out.append(Added(e, (used[rank],), word, False))
+            else:
+                context = used or hg.tree.leaf_indices(int(hg.hyperedge_node[e]))
+                out.append(Added(e, tuple(context), word, rank is None))
+    return out
+
+
+class Vectors:
+    """Unit-length encoder states: a sentence's tokens, and words alone (cached)."""
+
+    def __init__(self, scorer) -> None:
+        self.scorer = scorer
+        self._words: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def _unit(x: np.ndarray) -> np.ndarray:
+        return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+    def sentence(self, tokens) -> np.ndarray:
+        return self._unit(self.scorer.hidden_states(list(tokens)).astype(np.float64))
+
+    def word(self, w: str) -> np.ndarray:
+        if w not in self._words:
+            self._words[w] = self._unit(self.scorer.hidden_states([w])[0].astype(np.float64))
+        return self._words[w]
+
+
+def features(added: list[Added], states: np.ndarray, vectors: Vectors) -> np.ndarray:
+    """The rule's features of each added word: c, v, c ⊙ v, cos(c, v), insertion, constant."""
+    d = states.shape[1]
+    out = np.empty((len(added), 3 * d + 3))
+    for k, a in enumerate(added):
+        c = Vectors._unit(states[list(a.context)].mean(axis=0))
+        v = vectors.word(a.word)
+        out[k, :d], out[k, d:2 * d], out[k, 2 * d:3 * d] = c, v, c * v
+        out[k, 3 * d] = c @ v
+        out[k, 3 * d + 1] = float(a.inserted)
+        out[k, 3 * d + 2] = 1.0
+    return out
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Logistic regression on soft labels: mean cross-entropy + L2 × |w|² (the constant, the last column,
+    unpenalised), :data:`STEPS` full-batch Adam steps at :data:`RATE` from zero."""
+    w = np.zeros(x.shape[1])
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    penalised = np.ones_like(w)
+    penalised[-1] = 0.0
+    for t in range(1, STEPS + 1):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        g = x.T @ (p - y) / len(y) + 2 * L2 * penalised * w
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w -= RATE * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    return w
+
+
+def auc(scores: np.ndarray, positive: np.ndarray) -> float:
+    """The probability that a positive outranks a negative (ties count half)."""
+    order = np.argsort(scores, kind="stable")
+    ranks = np.empty(len(scores))
+    s = scores[order]
+    i = 0
+    while i < len(s):  # average ranks of ties
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1))
+
+
+def _reference_words(corpus: RewriteCorpus) -> list[list[set[str]]]:
+    """Per sentence, per reference (every set), its lowercased tokens."""
+    out = []
+    for k in range(len(corpus.ids)):
+        refs = [r for name in DEFAULT_SETS for r in corpus.references[name][k]]
+        out.append([{t.lower() for piece in tokenise_text(r) for t in piece[0]} for r in refs])
+    return out
+
+
+def _parsed(sources) -> list:
+    """The sources parsed as ``dualdecomp rewrite --input`` parses plain text (as ``_prepare`` does)."""
+    sentences = []
+    for start in range(0, len(sources), CHUNK):
+        pieces = [tokenise_text(text)[0] for text in sources[start:start + CHUNK]]
+        parsed = parse_tokens([toks for toks, _ in pieces], ids=[str(k) for k in range(len(pieces))])
+        sentences.extend(dataclasses.replace(s, spaces=sp) for s, (_, sp) in zip(parsed, pieces, strict=True))
+    return sentences
+
+
+def _examples(rewriter: Rewriter, corpus: RewriteCorpus, vectors: Vectors, label: str):
+    """Distinct (sentence, context, word, insertion) examples of the corpus' hypergraphs under the
+    rewriter's model: features and soft labels (``label``: ``share``, the share of references with the
+    word, the twenty-eighth rule; ``add``, that share when the source lacks the word and 0 when it has
+    it, the twenty-ninth)."""
+    refs = _reference_words(corpus)
+    xs, ys = [], []
+    for k, sentence in enumerate(_parsed(corpus.sources)):
+        source = {t.lower() for t in sentence.tokens}
+        hg = rewriter.decoder.hypergraph(from_dependency(sentence))
+        seen: dict[tuple, Added] = {}
+        for a in added_words(hg):
+            seen.setdefault((a.context, a.word.lower(), a.inserted), a)
+        if not seen:
+            continue
+        added = list(seen.values())
+        xs.append(features(added, vectors.sentence(sentence.tokens), vectors))
+        ys.append(np.array([0.0 if label == "add" and a.word.lower() in source
+                            else np.mean([a.word.lower() in r for r in refs[k]]) for a in added]))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def hyperedge_terms(hg, tokens, vectors: Vectors, w: np.ndarray, mean: float) -> np.ndarray:
+    """Per hyperedge: Σ over the words it adds of (the classifier's log-odds − ``mean``)."""
+    out = np.zeros(hg.num_hyperedges)
+    added = added_words(hg)
+    if added:
+        z = features(added, vectors.sentence(tokens), vectors) @ w - mean
+        np.add.at(out, np.array([a.hyperedge for a in added]), z)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="The twenty-eighth rule: scores for added words.")
+    parser.add_argument("--out", type=Path, required=True, help="JSONL result")
+    parser.add_argument("--label", choices=("share", "add"), default="share",
+                        help="share: the twenty-eighth rule's label (variant added-nested); add: the "
+                             "twenty-ninth's, 0 for a word the source has (variant added2-nested)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    vectors = Vectors(load_neural_model(KEEP_SCORER))
+    prepared, corpora, diagnostics = [], [], []
+    for f in range(3):
+        rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
+        train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
+        x, y = _examples(rewriter, train, vectors, args.label)
+        w = fit(x, y)
+        mean = float((x @ w).mean())
+        held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
+        hx, hy = _examples(rewriter, held, vectors, args.label)
+        diagnostics.append({"fold": f, "train_examples": len(y),
+                            "train_mean_label": round(float(y.mean()), 4), "heldout_examples": len(hy),
+                            "heldout_positive": round(float((hy > 0).mean()), 4),
+                            "heldout_auc": round(auc(hx @ w, hy > 0), 4),
+                            "train_auc": round(auc(x @ w, y > 0), 4)})
+        print(json.dumps(diagnostics[-1]), file=sys.stderr, flush=True)
+        corpora.append(held)
+        fold_prepared = _prepare(rewriter, held.sources)
+        for item, sentence in zip(fold_prepared, _parsed(held.sources), strict=True):
+            hg = item[0]
+            terms = hyperedge_terms(hg, sentence.tokens, vectors, w, mean)
+            prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
+    corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
+                           sources=sum((c.sources for c in corpora), ()),
+                           references={n: sum((c.references[n] for c in corpora), ()) for n in DEFAULT_SETS})
+    print(f"prepared {len(prepared)} charts in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    splits = _other_folds(corpora)
+    rows: dict[tuple, dict] = {}
+    texts_of: dict[tuple, list[str]] = {}
+
+    def run(setting: dict[str, float]) -> None:
+        t0 = time.perf_counter()
+        texts, certified = _rewrites(prepared, KEEP_BASE, setting["added_weight"], keep_centred=False)
+        row = {**setting, **_score(corpus, texts), "certified": certified, "n": len(texts),
+               "decode_seconds": round(time.perf_counter() - t0, 2)}
+        for half, positions in splits.items():
+            part = _score(corpus, texts, positions)
+            row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
+        rows[(setting["added_weight"],)] = row
+        texts_of[(setting["added_weight"],)] = texts
+        print(json.dumps(row), file=sys.stderr, flush=True)
+
+    for mu in GRID["added_weight"]:
+        run({"added_weight": mu})
+
+    def choose(key: str = "mean_sari") -> dict:
+        keys = [(mu,) for mu in GRID["added_weight"]]
+        distance = lambda r: r["added_weight"]  # noqa: E731
+        winner = _select([rows[k] for k in keys], key, distance)
+        top = max(GRID["added_weight"])
+        if winner["added_weight"] != top:
+            return {"winner": winner, "extended": []}
+        if (2 * top,) not in rows:
+            run({"added_weight": 2 * top})
+        return {"winner": _select([rows[k] for k in [*keys, (2 * top,)]], key, distance),
+                "extended": [[2 * top]]}
+
+    choice = choose()
+    selected = {"selected": {"added_weight": choice["winner"]["added_weight"]},
+                "mean_sari": choice["winner"]["mean_sari"], "extended": choice["extended"],
+                "classifier": diagnostics,
+                "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight"], choose,
+                                  "added-nested" if args.label == "share" else "added2-nested")}
+    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+        _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
+    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
+                        encoding="utf-8")
+    print(json.dumps(selected))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
