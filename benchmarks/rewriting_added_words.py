@@ -5,6 +5,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
     .venv/bin/python benchmarks/rewriting_added_words.py --out benchmarks/rewriting_added_words.jsonl
     .venv/bin/python benchmarks/rewriting_added_words.py --label add \
         --out benchmarks/rewriting_added_words_add.jsonl      # the twenty-ninth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --label add --with-biases \
+        --out benchmarks/rewriting_added_words_biases.jsonl   # the thirtieth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import sys
 import time
@@ -55,6 +58,10 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache" / "rewriting_cv"
 RECIPE = "add4"
 GRID = {"added_weight": (0.0, 15.0, 30.0, 60.0, 120.0, 240.0)}
+"""The twenty-eighth and twenty-ninth rules' grid of μ."""
+GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
+               "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
+"""The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
 L2 = 1e-4
 STEPS = 400
 RATE = 0.01
@@ -231,7 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", choices=("share", "add"), default="share",
                         help="share: the twenty-eighth rule's label (variant added-nested); add: the "
                              "twenty-ninth's, 0 for a word the source has (variant added2-nested)")
+    parser.add_argument("--with-biases", action="store_true",
+                        help="the thirtieth rule: mu chosen with the substitution and insertion biases "
+                             "(GRID_BIASES; variants added3-nested and added3-base-nested)")
     args = parser.parse_args(argv)
+    if args.with_biases and args.label != "add":
+        parser.error("--with-biases is the thirtieth rule: give --label add")
     start = time.perf_counter()
     vectors = Vectors(load_neural_model(KEEP_SCORER))
     prepared, corpora, diagnostics = [], [], []
@@ -265,16 +277,19 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
-        texts, certified = _rewrites(prepared, KEEP_BASE, setting["added_weight"], keep_centred=False)
+        settings = dataclasses.replace(KEEP_BASE, **{k: v for k, v in setting.items() if k != "added_weight"})
+        texts, certified = _rewrites(prepared, settings, setting["added_weight"], keep_centred=False)
         row = {**setting, **_score(corpus, texts), "certified": certified, "n": len(texts),
                "decode_seconds": round(time.perf_counter() - t0, 2)}
         for half, positions in splits.items():
             part = _score(corpus, texts, positions)
             row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
-        rows[(setting["added_weight"],)] = row
-        texts_of[(setting["added_weight"],)] = texts
+        rows[tuple(setting.values())] = row
+        texts_of[tuple(setting.values())] = texts
         print(json.dumps(row), file=sys.stderr, flush=True)
 
+    if args.with_biases:
+        return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
     for mu in GRID["added_weight"]:
         run({"added_weight": mu})
 
@@ -298,6 +313,37 @@ def main(argv: list[str] | None = None) -> int:
                                   "added-nested" if args.label == "share" else "added2-nested")}
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
+    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
+                        encoding="utf-8")
+    print(json.dumps(selected))
+    return 0
+
+
+def _bias_distance(row: dict) -> tuple[float, float]:
+    """The thirtieth rule's order after characters: the smaller μ, then nearest the shipped biases."""
+    return row["added_weight"], (abs(row["substitution_bias"] - 240.0) / 120.0
+                                 + abs(row["insertion_bias"] - 180.0) / 90.0)
+
+
+def _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int:
+    """The thirtieth rule: the grid :data:`GRID_BIASES`, the choice over all of it and over its μ = 0
+    settings alone, each on all folds and nested (variants ``added3-nested``, ``added3-base-nested``)."""
+    for combo in itertools.product(*GRID_BIASES.values()):
+        run(dict(zip(GRID_BIASES, combo, strict=True)))
+    dims = list(GRID_BIASES)
+
+    def chooser(base: bool):
+        keys = [k for k in rows if not base or k[0] == 0.0]
+        return lambda key="mean_sari": {"winner": _select([rows[k] for k in keys], key, _bias_distance),
+                                        "extended": []}
+
+    selected = {"classifier": diagnostics}
+    for name, base in (("added3-nested", False), ("added3-base-nested", True)):
+        winner = chooser(base)()["winner"]
+        selected[name] = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
+                          "on_edge": [k for k in dims if winner[k] in (min(GRID_BIASES[k]),
+                                                                        max(GRID_BIASES[k]))],
+                          "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, chooser(base), name)}
     args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
                         encoding="utf-8")
     print(json.dumps(selected))
