@@ -7,6 +7,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_added_words_add.jsonl      # the twenty-ninth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --label add --with-biases \
         --out benchmarks/rewriting_added_words_biases.jsonl   # the thirtieth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep \
+        --out benchmarks/rewriting_keep_in_domain.jsonl       # the thirty-first rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -36,7 +38,7 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, rea
 from dualdecomp.data.parsing import parse_tokens, tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural.store import load_neural_model
-from dualdecomp.solvers.rewriting.component import used_tokens
+from dualdecomp.solvers.rewriting.component import copied_tokens, used_tokens
 from dualdecomp.solvers.transducer import WORD
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -232,6 +234,27 @@ def hyperedge_terms(hg, tokens, vectors: Vectors, w: np.ndarray, mean: float) ->
     return out
 
 
+def _keep_examples(corpus: RewriteCorpus, vectors: Vectors):
+    """The thirty-first rule's examples: every token of every source, its unit state and a constant, and
+    the share of the sentence's references that contain it (lowercased)."""
+    refs = _reference_words(corpus)
+    xs, ys = [], []
+    for k, sentence in enumerate(_parsed(corpus.sources)):
+        states = vectors.sentence(sentence.tokens)
+        xs.append(np.hstack([states, np.ones((len(states), 1))]))
+        ys.append(np.array([np.mean([t.lower() in r for r in refs[k]]) for t in sentence.tokens]))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def keep_terms(hg, tokens, vectors: Vectors, w: np.ndarray) -> np.ndarray:
+    """Per hyperedge: Σ over the source tokens it copies (``copied_tokens``) of the keep classifier's
+    log-odds minus the sentence's mean log-odds."""
+    states = vectors.sentence(tokens)
+    z = np.hstack([states, np.ones((len(states), 1))]) @ w
+    z -= z.mean()
+    return np.array([z[copied_tokens(hg, e)].sum() for e in range(hg.num_hyperedges)])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The twenty-eighth rule: scores for added words.")
     parser.add_argument("--out", type=Path, required=True, help="JSONL result")
@@ -241,7 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--with-biases", action="store_true",
                         help="the thirtieth rule: mu chosen with the substitution and insertion biases "
                              "(GRID_BIASES; variants added3-nested and added3-base-nested)")
+    parser.add_argument("--keep", action="store_true",
+                        help="the thirty-first rule: an in-domain keep classifier over the tokens each "
+                             "hyperedge copies, instead of the added words (variant keepin-nested)")
     args = parser.parse_args(argv)
+    if args.keep and (args.with_biases or args.label != "share"):
+        parser.error("--keep is the thirty-first rule: give neither --with-biases nor --label")
     if args.with_biases and args.label != "add":
         parser.error("--with-biases is the thirtieth rule: give --label add")
     start = time.perf_counter()
@@ -250,22 +278,28 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(3):
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
         train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
-        x, y = _examples(rewriter, train, vectors, args.label)
+        held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
+        if args.keep:
+            x, y = _keep_examples(train, vectors)
+            hx, hy = _keep_examples(held, vectors)
+        else:
+            x, y = _examples(rewriter, train, vectors, args.label)
+            hx, hy = _examples(rewriter, held, vectors, args.label)
         w = fit(x, y)
         mean = float((x @ w).mean())
-        held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
-        hx, hy = _examples(rewriter, held, vectors, args.label)
         diagnostics.append({"fold": f, "train_examples": len(y),
                             "train_mean_label": round(float(y.mean()), 4), "heldout_examples": len(hy),
                             "heldout_positive": round(float((hy > 0).mean()), 4),
                             "heldout_auc": round(auc(hx @ w, hy > 0), 4),
-                            "train_auc": round(auc(x @ w, y > 0), 4)})
+                            "train_auc": round(auc(x @ w, y > 0), 4),
+                            "heldout_auc_half": round(auc(hx @ w, hy >= 0.5), 4)})
         print(json.dumps(diagnostics[-1]), file=sys.stderr, flush=True)
         corpora.append(held)
         fold_prepared = _prepare(rewriter, held.sources)
         for item, sentence in zip(fold_prepared, _parsed(held.sources), strict=True):
             hg = item[0]
-            terms = hyperedge_terms(hg, sentence.tokens, vectors, w, mean)
+            terms = (keep_terms(hg, sentence.tokens, vectors, w) if args.keep
+                     else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
             prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
     corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
                            sources=sum((c.sources for c in corpora), ()),
@@ -310,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_sari": choice["winner"]["mean_sari"], "extended": choice["extended"],
                 "classifier": diagnostics,
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight"], choose,
+                                  "keepin-nested" if args.keep else
                                   "added-nested" if args.label == "share" else "added2-nested")}
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
