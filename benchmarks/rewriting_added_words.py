@@ -35,7 +35,7 @@ import numpy as np
 
 from dualdecomp.app.rewriter import Rewriter
 from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, read_rewrite_corpus
-from dualdecomp.data.parsing import parse_tokens, tokenise_text
+from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.solvers.rewriting.component import copied_tokens, used_tokens
@@ -43,7 +43,6 @@ from dualdecomp.solvers.transducer import WORD
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
-    CHUNK,
     KEEP_BASE,
     KEEP_SCORER,
     _fold_slices,
@@ -54,6 +53,7 @@ from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
     _score,
     _select,
     _write_variant,
+    parsed_sources,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,16 +192,6 @@ def _reference_words(corpus: RewriteCorpus) -> list[list[set[str]]]:
     return out
 
 
-def _parsed(sources) -> list:
-    """The sources parsed as ``dualdecomp rewrite --input`` parses plain text (as ``_prepare`` does)."""
-    sentences = []
-    for start in range(0, len(sources), CHUNK):
-        pieces = [tokenise_text(text)[0] for text in sources[start:start + CHUNK]]
-        parsed = parse_tokens([toks for toks, _ in pieces], ids=[str(k) for k in range(len(pieces))])
-        sentences.extend(dataclasses.replace(s, spaces=sp) for s, (_, sp) in zip(parsed, pieces, strict=True))
-    return sentences
-
-
 def _examples(rewriter: Rewriter, corpus: RewriteCorpus, vectors: Vectors, label: str):
     """Distinct (sentence, context, word, insertion) examples of the corpus' hypergraphs under the
     rewriter's model: features and soft labels (``label``: ``share``, the share of references with the
@@ -209,7 +199,7 @@ def _examples(rewriter: Rewriter, corpus: RewriteCorpus, vectors: Vectors, label
     it, the twenty-ninth)."""
     refs = _reference_words(corpus)
     xs, ys = [], []
-    for k, sentence in enumerate(_parsed(corpus.sources)):
+    for k, sentence in enumerate(parsed_sources(corpus.sources)):
         source = {t.lower() for t in sentence.tokens}
         hg = rewriter.decoder.hypergraph(from_dependency(sentence))
         seen: dict[tuple, Added] = {}
@@ -239,7 +229,7 @@ def _keep_examples(corpus: RewriteCorpus, vectors: Vectors):
     the share of the sentence's references that contain it (lowercased)."""
     refs = _reference_words(corpus)
     xs, ys = [], []
-    for k, sentence in enumerate(_parsed(corpus.sources)):
+    for k, sentence in enumerate(parsed_sources(corpus.sources)):
         states = vectors.sentence(sentence.tokens)
         xs.append(np.hstack([states, np.ones((len(states), 1))]))
         ys.append(np.array([np.mean([t.lower() in r for r in refs[k]]) for t in sentence.tokens]))
@@ -296,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(diagnostics[-1]), file=sys.stderr, flush=True)
         corpora.append(held)
         fold_prepared = _prepare(rewriter, held.sources)
-        for item, sentence in zip(fold_prepared, _parsed(held.sources), strict=True):
+        for item, sentence in zip(fold_prepared, parsed_sources(held.sources), strict=True):
             hg = item[0]
             terms = (keep_terms(hg, sentence.tokens, vectors, w) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))

@@ -131,6 +131,18 @@ def _keep_sums(hg, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.bincount(owner, weights=logits[idx], minlength=hg.num_hyperedges), counts.astype(float)
 
 
+def parsed_sources(sources: tuple[str, ...]) -> list:
+    """The sources parsed as ``dualdecomp rewrite --input`` parses plain text: ``tokenise_text``, then
+    ``parse_tokens`` over chunks of :data:`CHUNK` lines, with each line's spacing."""
+    sentences = []
+    for start in range(0, len(sources), CHUNK):
+        pieces = [tokenise_text(text)[0] for text in sources[start:start + CHUNK]]
+        parsed = parse_tokens([toks for toks, _ in pieces], ids=[str(k) for k in range(len(pieces))])
+        sentences.extend(dataclasses.replace(s, spaces=spaces) for s, (_, spaces) in zip(parsed, pieces,
+                                                                                          strict=True))
+    return sentences
+
+
 def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = False,
              scorer=None) -> list[tuple]:
     """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source, the
@@ -138,13 +150,7 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = 
     hyperedge, the sentence's mean log-odds), else None)."""
     dec = rewriter.decoder
     out = []
-    sentences = []
-    for start in range(0, len(sources), CHUNK):
-        pieces = [tokenise_text(text)[0] for text in sources[start:start + CHUNK]]
-        parsed = parse_tokens([toks for toks, _ in pieces], ids=[str(k) for k in range(len(pieces))])
-        sentences.extend(dataclasses.replace(s, spaces=spaces) for s, (_, spaces) in zip(parsed, pieces,
-                                                                                          strict=True))
-    for sentence in sentences:
+    for sentence in parsed_sources(sources):
         hg = dec.hypergraph(from_dependency(sentence))
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
