@@ -9,6 +9,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_added_words_biases.jsonl   # the thirtieth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep \
         --out benchmarks/rewriting_keep_in_domain.jsonl       # the thirty-first rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --wide \
+        --out benchmarks/rewriting_keep_in_domain_wide.jsonl  # the thirty-second rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -60,7 +62,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache" / "rewriting_cv"
 RECIPE = "add4"
 GRID = {"added_weight": (0.0, 15.0, 30.0, 60.0, 120.0, 240.0)}
-"""The twenty-eighth and twenty-ninth rules' grid of μ."""
+"""The twenty-eighth, twenty-ninth and thirty-first rules' grid of μ."""
+GRID_WIDE = {"added_weight": (0.0, 240.0, 480.0, 960.0, 1920.0)}
+"""The thirty-second rule's grid of μ for the keep classifier (``--keep --wide``)."""
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
@@ -257,7 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true",
                         help="the thirty-first rule: an in-domain keep classifier over the tokens each "
                              "hyperedge copies, instead of the added words (variant keepin-nested)")
+    parser.add_argument("--wide", action="store_true",
+                        help="with --keep, the thirty-second rule: the grid GRID_WIDE (variant "
+                             "keepin2-nested)")
     args = parser.parse_args(argv)
+    if args.wide and not args.keep:
+        parser.error("--wide needs --keep")
+    grid = GRID_WIDE if args.wide else GRID
     if args.keep and (args.with_biases or args.label != "share"):
         parser.error("--keep is the thirty-first rule: give neither --with-biases nor --label")
     if args.with_biases and args.label != "add":
@@ -314,14 +324,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.with_biases:
         return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
-    for mu in GRID["added_weight"]:
+    for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
     def choose(key: str = "mean_sari") -> dict:
-        keys = [(mu,) for mu in GRID["added_weight"]]
+        keys = [(mu,) for mu in grid["added_weight"]]
         distance = lambda r: r["added_weight"]  # noqa: E731
         winner = _select([rows[k] for k in keys], key, distance)
-        top = max(GRID["added_weight"])
+        top = max(grid["added_weight"])
         if winner["added_weight"] != top:
             return {"winner": winner, "extended": []}
         if (2 * top,) not in rows:
@@ -334,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_sari": choice["winner"]["mean_sari"], "extended": choice["extended"],
                 "classifier": diagnostics,
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight"], choose,
-                                  "keepin-nested" if args.keep else
+                                  "keepin2-nested" if args.wide else "keepin-nested" if args.keep else
                                   "added-nested" if args.label == "share" else "added2-nested")}
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
