@@ -40,6 +40,7 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, rea
 from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.models.rewriting.loss import ReferenceShares, reference_shares
 from dualdecomp.solvers.rewriting.component import copied_tokens, used_tokens
 from dualdecomp.solvers.transducer import WORD
 
@@ -50,12 +51,12 @@ from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
     _fold_slices,
     _nested,
     _other_folds,
-    _prepare,
     _rewrites,
     _score,
     _select,
     _write_variant,
     parsed_sources,
+    prepare_sentences,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,12 +113,12 @@ def added_words(hg) -> list[Added]:
         if not per_rule[r]:
             continue
         used = idx[ptr[e]:ptr[e + 1]].tolist()
-        for rank, word in per_rule[r]:
-            if rank is not None and rank < len(used):
+        for rank, word in per_rule[r]:  # the rule's used source words are ``used``, in order
+            if rank is not None:
                 out.append(Added(e, (used[rank],), word, False))
             else:
                 context = used or hg.tree.leaf_indices(int(hg.hyperedge_node[e]))
-                out.append(Added(e, tuple(context), word, rank is None))
+                out.append(Added(e, tuple(context), word, True))
     return out
 
 
@@ -187,25 +188,25 @@ def auc(scores: np.ndarray, positive: np.ndarray) -> float:
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1))
 
 
-def _reference_words(corpus: RewriteCorpus) -> list[list[set[str]]]:
-    """Per sentence, per reference (every set), its lowercased tokens."""
-    out = []
-    for k in range(len(corpus.ids)):
-        refs = [r for name in DEFAULT_SETS for r in corpus.references[name][k]]
-        out.append([{t.lower() for piece in tokenise_text(r) for t in piece[0]} for r in refs])
-    return out
+def _reference_shares(corpus: RewriteCorpus) -> list[ReferenceShares]:
+    """Per sentence, r(w) over its references of every set (``reference_shares`` of them tokenised)."""
+    return [reference_shares([[t for piece in tokenise_text(r) for t in piece[0]]
+                              for name in DEFAULT_SETS for r in corpus.references[name][k]])
+            for k in range(len(corpus.ids))]
 
 
-def _examples(rewriter: Rewriter, corpus: RewriteCorpus, vectors: Vectors, label: str):
+def _examples(rewriter: Rewriter, corpus: RewriteCorpus, sentences: list, vectors: Vectors, label: str,
+              hypergraphs: list | None = None):
     """Distinct (sentence, context, word, insertion) examples of the corpus' hypergraphs under the
-    rewriter's model: features and soft labels (``label``: ``share``, the share of references with the
-    word, the twenty-eighth rule; ``add``, that share when the source lacks the word and 0 when it has
-    it, the twenty-ninth)."""
-    refs = _reference_words(corpus)
+    rewriter's model (``hypergraphs``: those of ``sentences``, the corpus' sources parsed, when already
+    built): features and soft labels (``label``: ``share``, the share of references with the word, the
+    twenty-eighth rule; ``add``, that share when the source lacks the word and 0 when it has it, the
+    twenty-ninth)."""
+    shares = _reference_shares(corpus)
     xs, ys = [], []
-    for k, sentence in enumerate(parsed_sources(corpus.sources)):
+    for k, sentence in enumerate(sentences):
         source = {t.lower() for t in sentence.tokens}
-        hg = rewriter.decoder.hypergraph(from_dependency(sentence))
+        hg = rewriter.decoder.hypergraph(from_dependency(sentence)) if hypergraphs is None else hypergraphs[k]
         seen: dict[tuple, Added] = {}
         for a in added_words(hg):
             seen.setdefault((a.context, a.word.lower(), a.inserted), a)
@@ -214,7 +215,7 @@ def _examples(rewriter: Rewriter, corpus: RewriteCorpus, vectors: Vectors, label
         added = list(seen.values())
         xs.append(features(added, vectors.sentence(sentence.tokens), vectors))
         ys.append(np.array([0.0 if label == "add" and a.word.lower() in source
-                            else np.mean([a.word.lower() in r for r in refs[k]]) for a in added]))
+                            else shares[k].shares.get(a.word.lower(), 0.0) for a in added]))
     return np.concatenate(xs), np.concatenate(ys)
 
 
@@ -228,15 +229,16 @@ def hyperedge_terms(hg, tokens, vectors: Vectors, w: np.ndarray, mean: float) ->
     return out
 
 
-def _keep_examples(corpus: RewriteCorpus, vectors: Vectors):
-    """The thirty-first rule's examples: every token of every source, its unit state and a constant, and
-    the share of the sentence's references that contain it (lowercased)."""
-    refs = _reference_words(corpus)
+def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors):
+    """The thirty-first rule's examples: every token of every source (``sentences``: the corpus' sources
+    parsed), its unit state and a constant, and the share of the sentence's references that contain it
+    (lowercased)."""
+    shares = _reference_shares(corpus)
     xs, ys = [], []
-    for k, sentence in enumerate(parsed_sources(corpus.sources)):
+    for k, sentence in enumerate(sentences):
         states = vectors.sentence(sentence.tokens)
         xs.append(np.hstack([states, np.ones((len(states), 1))]))
-        ys.append(np.array([np.mean([t.lower() in r for r in refs[k]]) for t in sentence.tokens]))
+        ys.append(np.array([shares[k].shares.get(t.lower(), 0.0) for t in sentence.tokens]))
     return np.concatenate(xs), np.concatenate(ys)
 
 
@@ -279,12 +281,15 @@ def main(argv: list[str] | None = None) -> int:
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
         train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
         held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
+        train_sentences, held_sentences = parsed_sources(train.sources), parsed_sources(held.sources)
+        fold_prepared = prepare_sentences(rewriter, held_sentences)
         if args.keep:
-            x, y = _keep_examples(train, vectors)
-            hx, hy = _keep_examples(held, vectors)
+            x, y = _keep_examples(train, train_sentences, vectors)
+            hx, hy = _keep_examples(held, held_sentences, vectors)
         else:
-            x, y = _examples(rewriter, train, vectors, args.label)
-            hx, hy = _examples(rewriter, held, vectors, args.label)
+            x, y = _examples(rewriter, train, train_sentences, vectors, args.label)
+            hx, hy = _examples(rewriter, held, held_sentences, vectors, args.label,
+                               [item[0] for item in fold_prepared])
         w = fit(x, y)
         mean = float((x @ w).mean())
         diagnostics.append({"fold": f, "train_examples": len(y),
@@ -295,8 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                             "heldout_auc_half": round(auc(hx @ w, hy >= 0.5), 4)})
         print(json.dumps(diagnostics[-1]), file=sys.stderr, flush=True)
         corpora.append(held)
-        fold_prepared = _prepare(rewriter, held.sources)
-        for item, sentence in zip(fold_prepared, parsed_sources(held.sources), strict=True):
+        for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
             terms = (keep_terms(hg, sentence.tokens, vectors, w) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))

@@ -148,9 +148,15 @@ def _prepare(rewriter: Rewriter, sources: tuple[str, ...], content_only: bool = 
     """Per source: (hypergraph, w·φ scores, bias counts per hyperedge, bigram matrix, the source, the
     rewriter's decoder, and with a keep ``scorer`` (sums of keep log-odds per hyperedge, tokens used per
     hyperedge, the sentence's mean log-odds), else None)."""
+    return prepare_sentences(rewriter, parsed_sources(sources), content_only, scorer)
+
+
+def prepare_sentences(rewriter: Rewriter, sentences: list, content_only: bool = False,
+                      scorer=None) -> list[tuple]:
+    """:func:`_prepare` of sources already parsed (:func:`parsed_sources`)."""
     dec = rewriter.decoder
     out = []
-    for sentence in parsed_sources(sources):
+    for sentence in sentences:
         hg = dec.hypergraph(from_dependency(sentence))
         base = hyperedge_scores(hg, dec.model.weights, dec.featuriser)
         bigrams = bigram_matrix(dec.lm, hg.vocab) if dec.lm is not None else None
