@@ -52,11 +52,11 @@ from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
     _nested,
     _other_folds,
     _rewrites,
-    _score,
     _select,
     _write_variant,
     parsed_sources,
     prepare_sentences,
+    setting_row,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -317,11 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         settings = dataclasses.replace(KEEP_BASE, **{k: v for k, v in setting.items() if k != "added_weight"})
         texts, certified = _rewrites(prepared, settings, setting["added_weight"], keep_centred=False)
-        row = {**setting, **_score(corpus, texts), "certified": certified, "n": len(texts),
-               "decode_seconds": round(time.perf_counter() - t0, 2)}
-        for half, positions in splits.items():
-            part = _score(corpus, texts, positions)
-            row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
+        row = setting_row(setting, corpus, texts, certified, time.perf_counter() - t0, splits)
         rows[tuple(setting.values())] = row
         texts_of[tuple(setting.values())] = texts
         print(json.dumps(row), file=sys.stderr, flush=True)

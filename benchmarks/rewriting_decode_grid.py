@@ -195,6 +195,18 @@ def _score(corpus, texts: list[str], positions: list[int] | None = None) -> dict
     return _row(evaluate_rewrites([corpus.sources[k] for k in keep], [texts[k] for k in keep], refs))
 
 
+def setting_row(setting: dict, corpus, texts: list[str], certified: int, seconds: float,
+                splits: dict[str, list[int]]) -> dict:
+    """A grid row: the setting, :func:`_score` of its rewrites, how many were certified and the decode
+    time, and the mean SARI and characters kept on each of ``splits`` (name → positions)."""
+    row = {**setting, **_score(corpus, texts),
+           "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
+    for half, positions in splits.items():
+        part = _score(corpus, texts, positions)
+        row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
+    return row
+
+
 def _row(s) -> dict:
     """The scores of a row: SARI per set and its parts, the mean, characters kept, mean words."""
     row = {f"sari_{r.name}": round(r.sari, 4) for r in s.sets}
@@ -385,12 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             settings = DecodeSettings(**setting)
             texts, certified = _rewrites(prepared, settings)
-        seconds = time.perf_counter() - t0
-        row = {**setting, **_score(corpus, texts),
-               "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
-        for half, positions in splits.items():
-            part = _score(corpus, texts, positions)
-            row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
+        row = setting_row(setting, corpus, texts, certified, time.perf_counter() - t0, splits)
         if settings == model_settings:
             free = ROOT / "benchmarks" / "rewriting_dev" / "rewriter_free.jsonl"
             if args.model is None and args.cv is None and free.is_file():
