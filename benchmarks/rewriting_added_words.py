@@ -54,6 +54,7 @@ from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
     _rewrites,
     _select,
     _write_variant,
+    choose_doubling,
     parsed_sources,
     prepare_sentences,
     setting_row,
@@ -328,16 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         run({"added_weight": mu})
 
     def choose(key: str = "mean_sari") -> dict:
-        keys = [(mu,) for mu in grid["added_weight"]]
-        distance = lambda r: r["added_weight"]  # noqa: E731
-        winner = _select([rows[k] for k in keys], key, distance)
-        top = max(grid["added_weight"])
-        if winner["added_weight"] != top:
-            return {"winner": winner, "extended": []}
-        if (2 * top,) not in rows:
-            run({"added_weight": 2 * top})
-        return {"winner": _select([rows[k] for k in [*keys, (2 * top,)]], key, distance),
-                "extended": [[2 * top]]}
+        return choose_doubling(rows, grid, "added_weight", run, key, lambda r: r["added_weight"])
 
     choice = choose()
     selected = {"selected": {"added_weight": choice["winner"]["added_weight"]},

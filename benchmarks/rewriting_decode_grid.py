@@ -293,19 +293,27 @@ def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, ke
             "extended": [list(x.values()) for x in extension]}
 
 
+def choose_doubling(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str, run,
+                    key: str = "mean_sari", distance=_distance) -> dict:
+    """The choice on ``key`` over ``grid``'s settings (``_select`` with ``distance``): the best, and a
+    winner at the largest ``weight`` extended once to twice it, its other values kept (``run`` decodes
+    that setting when not yet in ``rows``)."""
+    keys = [tuple(combo) for combo in itertools.product(*grid.values())]
+    winner = _select([rows[k] for k in keys], key, distance)
+    top = max(grid[weight])
+    if winner[weight] != top:
+        return {"winner": winner, "extended": []}
+    beyond = {name: 2 * top if name == weight else winner[name] for name in grid}
+    if tuple(beyond.values()) not in rows:
+        run(beyond)
+    return {"winner": _select([rows[k] for k in [*keys, tuple(beyond.values())]], key, distance),
+            "extended": [list(beyond.values())]}
+
+
 def _choose_keep(rows: dict[tuple, dict], run, key: str = "mean_sari") -> dict:
     """The twentieth rule's choice on ``key`` over :data:`GRID_KEEP` (module docstring): the best, and a
     winner at the largest μ extended once to twice it in its form."""
-    keys = [tuple(combo) for combo in itertools.product(*GRID_KEEP.values())]
-    winner = _select([rows[k] for k in keys], key, _keep_distance)
-    top = max(GRID_KEEP["keep_weight"])
-    if winner["keep_weight"] != top:
-        return {"winner": winner, "extended": []}
-    beyond = (2 * top, winner["keep_centred"])
-    if beyond not in rows:
-        run(dict(zip(GRID_KEEP, beyond, strict=True)))
-    return {"winner": _select([rows[k] for k in [*keys, beyond]], key, _keep_distance),
-            "extended": [list(beyond)]}
+    return choose_doubling(rows, GRID_KEEP, "keep_weight", run, key, _keep_distance)
 
 
 def _write_variant(recipe: str, fold: int, name: str, fold_corpus, texts: list[str], setting: dict) -> None:
