@@ -58,6 +58,7 @@ from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
     parsed_sources,
     prepare_sentences,
     setting_row,
+    write_result,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -340,9 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "added-nested" if args.label == "share" else "added2-nested")}
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
-    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
-                        encoding="utf-8")
-    print(json.dumps(selected))
+    write_result(args.out, rows, selected)
     return 0
 
 
@@ -371,9 +370,7 @@ def _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int
                           "on_edge": [k for k in dims if winner[k] in (min(GRID_BIASES[k]),
                                                                         max(GRID_BIASES[k]))],
                           "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, chooser(base), name)}
-    args.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
-                        encoding="utf-8")
-    print(json.dumps(selected))
+    write_result(args.out, rows, selected)
     return 0
 
 

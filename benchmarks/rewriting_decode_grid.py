@@ -341,6 +341,13 @@ def _nested(recipe: str, corpora: list, corpus, texts_of: dict[tuple, list[str]]
     return {"folds": folds, **_score(corpus, composed)}
 
 
+def write_result(path: Path, rows: dict[tuple, dict], selected: dict) -> None:
+    """The grid's rows and then the selection, one JSON object a line, to ``path``; the selection printed."""
+    path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
+                    encoding="utf-8")
+    print(json.dumps(selected))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The rewriter's decode settings on dev (grid and rule).")
     parser.add_argument("--references", type=Path, default=None,
@@ -454,9 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep_scores:  # μ = 0, the shipped decode, as the variant the rule compares with
         for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
             _write_variant(args.cv, f, "keep0", fold_corpus, texts_of[(0.0, 1.0)][part], KEEP_BASE.as_dict())
-    out_path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in [*rows.values(), selected]),
-                        encoding="utf-8")
-    print(json.dumps(selected))
+    write_result(out_path, rows, selected)
     return 0
 
 
