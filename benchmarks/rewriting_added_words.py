@@ -40,9 +40,14 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, rea
 from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.models.rewriting.keep_classifier import (
+    KeepClassifier,
+    fit_soft_logistic,
+    keep_features,
+    unit_rows,
+)
 from dualdecomp.models.rewriting.loss import ReferenceShares, reference_shares
-from dualdecomp.solvers.rewriting.component import copied_tokens, used_tokens
-from dualdecomp.solvers.transducer import WORD
+from dualdecomp.solvers.rewriting.component import target_word_links, used_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
@@ -71,9 +76,6 @@ GRID_WIDE = {"added_weight": (0.0, 240.0, 480.0, 960.0, 1920.0)}
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
-L2 = 1e-4
-STEPS = 400
-RATE = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,18 +91,8 @@ class Added:
 def _rule_added(rule) -> list[tuple[int | None, str]]:
     """The rule's added target words: (rank of the aligned source word among the rule's *used* source
     words, or None for an insertion; the word)."""
-    source = [f for f in rule.source.frontier() if f.kind == WORD]
-    rank, r = [], 0
-    for f in source:
-        rank.append(r if f.kept else None)
-        r += f.kept
-    out = []
-    for f, j in zip([f for f in rule.target.frontier() if f.kind == WORD], rule.word_links, strict=True):
-        if j is None:
-            out.append((None, f.label))
-        elif source[j].label.lower() != f.label.lower():
-            out.append((rank[j], f.label))
-    return out
+    return [(rank, word) for rank, source, word in target_word_links(rule)
+            if rank is None or source.lower() != word.lower()]
 
 
 def added_words(hg) -> list[Added]:
@@ -131,16 +123,12 @@ class Vectors:
         self.scorer = scorer
         self._words: dict[str, np.ndarray] = {}
 
-    @staticmethod
-    def _unit(x: np.ndarray) -> np.ndarray:
-        return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
-
     def sentence(self, tokens) -> np.ndarray:
-        return self._unit(self.scorer.hidden_states(list(tokens)).astype(np.float64))
+        return unit_rows(self.scorer.hidden_states(list(tokens)))
 
     def word(self, w: str) -> np.ndarray:
         if w not in self._words:
-            self._words[w] = self._unit(self.scorer.hidden_states([w])[0].astype(np.float64))
+            self._words[w] = unit_rows(self.scorer.hidden_states([w])[0])
         return self._words[w]
 
 
@@ -149,29 +137,13 @@ def features(added: list[Added], states: np.ndarray, vectors: Vectors) -> np.nda
     d = states.shape[1]
     out = np.empty((len(added), 3 * d + 3))
     for k, a in enumerate(added):
-        c = Vectors._unit(states[list(a.context)].mean(axis=0))
+        c = unit_rows(states[list(a.context)].mean(axis=0))
         v = vectors.word(a.word)
         out[k, :d], out[k, d:2 * d], out[k, 2 * d:3 * d] = c, v, c * v
         out[k, 3 * d] = c @ v
         out[k, 3 * d + 1] = float(a.inserted)
         out[k, 3 * d + 2] = 1.0
     return out
-
-
-def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Logistic regression on soft labels: mean cross-entropy + L2 × |w|² (the constant, the last column,
-    unpenalised), :data:`STEPS` full-batch Adam steps at :data:`RATE` from zero."""
-    w = np.zeros(x.shape[1])
-    m, v = np.zeros_like(w), np.zeros_like(w)
-    penalised = np.ones_like(w)
-    penalised[-1] = 0.0
-    for t in range(1, STEPS + 1):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        g = x.T @ (p - y) / len(y) + 2 * L2 * penalised * w
-        m = 0.9 * m + 0.1 * g
-        v = 0.999 * v + 0.001 * g * g
-        w -= RATE * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
-    return w
 
 
 def auc(scores: np.ndarray, positive: np.ndarray) -> float:
@@ -233,24 +205,14 @@ def hyperedge_terms(hg, tokens, vectors: Vectors, w: np.ndarray, mean: float) ->
 
 def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors):
     """The thirty-first rule's examples: every token of every source (``sentences``: the corpus' sources
-    parsed), its unit state and a constant, and the share of the sentence's references that contain it
-    (lowercased)."""
+    parsed), its features (``keep_features``: the unit state and a constant), and the share of the
+    sentence's references that contain it (lowercased)."""
     shares = _reference_shares(corpus)
     xs, ys = [], []
     for k, sentence in enumerate(sentences):
-        states = vectors.sentence(sentence.tokens)
-        xs.append(np.hstack([states, np.ones((len(states), 1))]))
+        xs.append(keep_features(vectors.scorer.hidden_states(list(sentence.tokens))))
         ys.append(np.array([shares[k].shares.get(t.lower(), 0.0) for t in sentence.tokens]))
     return np.concatenate(xs), np.concatenate(ys)
-
-
-def keep_terms(hg, tokens, vectors: Vectors, w: np.ndarray) -> np.ndarray:
-    """Per hyperedge: Σ over the source tokens it copies (``copied_tokens``) of the keep classifier's
-    log-odds minus the sentence's mean log-odds."""
-    states = vectors.sentence(tokens)
-    z = np.hstack([states, np.ones((len(states), 1))]) @ w
-    z -= z.mean()
-    return np.array([z[copied_tokens(hg, e)].sum() for e in range(hg.num_hyperedges)])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             x, y = _examples(rewriter, train, train_sentences, vectors, args.label)
             hx, hy = _examples(rewriter, held, held_sentences, vectors, args.label,
                                [item[0] for item in fold_prepared])
-        w = fit(x, y)
+        w = fit_soft_logistic(x, y)
         mean = float((x @ w).mean())
         diagnostics.append({"fold": f, "train_examples": len(y),
                             "train_mean_label": round(float(y.mean()), 4), "heldout_examples": len(hy),
@@ -304,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         corpora.append(held)
         for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
-            terms = (keep_terms(hg, sentence.tokens, vectors, w) if args.keep
+            terms = (KeepClassifier(w, vectors.scorer).hyperedge_terms(hg) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
             prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
     corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),

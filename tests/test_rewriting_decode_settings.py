@@ -82,9 +82,14 @@ def test_decode_settings_validate() -> None:
     assert full.replace(insertion_bias=0).as_dict() == {"lm_scale": 1.0, "word_bias": 0.0,
                                                         "substitution_bias": 480.0}
     assert full.biased and DecodeSettings(0.5, 0).biased is False and DecodeSettings(1, 0, 0, -1).biased
-    for bad in ({"substitution_bias": math.nan}, {"insertion_bias": "2"}, {"substitution_bias": False}):
+    for bad in ({"substitution_bias": math.nan}, {"insertion_bias": "2"}, {"substitution_bias": False},
+                {"keep_weight": -1.0}, {"keep_weight": math.inf}):
         with pytest.raises(InputError):
             DecodeSettings(**bad)
+    keep = DecodeSettings(keep_weight=480)
+    assert keep.as_dict() == {"lm_scale": 1.0, "word_bias": 0.0, "keep_weight": 480.0} and not keep.biased
+    assert keep.replace(keep_weight=0) == DecodeSettings()
+    assert DecodeSettings.from_meta({"decode": keep.as_dict()}) == keep
 
 
 def test_decode_settings_from_meta() -> None:
@@ -93,7 +98,8 @@ def test_decode_settings_from_meta() -> None:
     assert DecodeSettings.from_meta({"decode": {"word_bias": -2}}) == DecodeSettings(1, -2)
     assert DecodeSettings.from_meta({"decode": {"substitution_bias": 480, "insertion_bias": -3}}) \
         == DecodeSettings(1, 0, 480, -3)
-    for bad in ([1, 2], {"lm_scale": -1}, {"lm_scale": "x"}, {"bias": 1}, {"substitution_bias": "x"}):
+    for bad in ([1, 2], {"lm_scale": -1}, {"lm_scale": "x"}, {"bias": 1}, {"substitution_bias": "x"},
+                {"keep_weight": -2}):
         with pytest.raises(ModelError, match="meta.decode"):
             DecodeSettings.from_meta({"decode": bad})
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dualdecomp.app.cli import main
-from dualdecomp.data.locations import CHECKOUT_ROOT
+from dualdecomp.data.locations import CHECKOUT_ROOT, default_model_dir
 from dualdecomp.models.rewriting.pipeline import _pruned
 from dualdecomp.solvers.rewriting import RewriteGrammar, RewriteRule
 from dualdecomp.solvers.transducer import NODE, WORD, Frag
@@ -40,14 +40,15 @@ def test_rebuild_is_byte_identical(tmp_path):
     def build(name: str, cache: str) -> dict[str, bytes]:
         settings = RewriteTrainingSettings(data_dir=str(SHARED_REWRITING), out_dir=str(tmp_path / name),
                                            cache_dir=str(tmp_path / cache), limit=8, dev_limit=3, epochs=2,
-                                           delete_weight=0.25)
+                                           delete_weight=0.25, keep_weight=50.0,
+                                           keep_encoder=str(default_model_dir() / "neural"))
         return _files(train_rewrite_model(settings, say=lambda _: None))
 
     first = build("a", "cache1")
     again = build("b", "cache1")  # the grammar comes from the cache
     fresh = build("c", "cache2")  # everything from scratch
-    assert set(first) == {"MANIFEST.json", "README.md", "grammar.bin", "lm.binary", "model.json",
-                          "weights.npz"}
+    assert set(first) == {"MANIFEST.json", "README.md", "grammar.bin", "keep_classifier.npz", "lm.binary",
+                          "model.json", "weights.npz"}
     assert first == again == fresh
     assert b"CC BY-NC 4.0" in first["README.md"] and b"NON-COMMERCIAL" in first["model.json"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left

@@ -216,15 +216,18 @@ class Rewriter:
         (None: the model's setting, else the default).
     paired_punctuation : bool, optional
         Keep both marks of every bracket or quotation pair of the source, or neither (module docstring;
-        None: the model's setting, else the default). All six are decode settings:
-        ``dualdecomp.models.rewriting.decode_settings``.
+        None: the model's setting, else the default).
+    keep_weight : float, optional
+        Weight μ >= 0 of the in-domain keep classifier's term: μ × the centred log-odds of every source
+        token written as itself (None: the model's setting, else 0; a model without a keep classifier
+        takes only 0). All seven are decode settings: ``dualdecomp.models.rewriting.decode_settings``.
 
     Raises
     ------
     InputError
-        A bad ``max_states``, ``max_tokens``, ``lm_scale``, bias, ``article_agreement`` or
-        ``paired_punctuation``; an unknown
-        ``joint`` configuration.
+        A bad ``max_states``, ``max_tokens``, ``lm_scale``, bias, ``article_agreement``,
+        ``paired_punctuation`` or ``keep_weight``; a ``keep_weight`` for a model without a keep
+        classifier; an unknown ``joint`` configuration.
     ModelError
         A missing or damaged model directory.
     """
@@ -238,7 +241,7 @@ class Rewriter:
                  joint_model: str | os.PathLike[str] | None = None, lm_scale: float | None = None,
                  word_bias: float | None = None, substitution_bias: float | None = None,
                  insertion_bias: float | None = None, article_agreement: bool | None = None,
-                 paired_punctuation: bool | None = None) -> None:
+                 paired_punctuation: bool | None = None, keep_weight: float | None = None) -> None:
         self.token_limit = token_limit(max_tokens, None)
         self.max_tokens = self.token_limit.tokens
         self.requested_max_tokens = max_tokens
@@ -247,7 +250,7 @@ class Rewriter:
             raise InputError(f"max_states must be a positive integer, got {max_states!r}")
         self.requested_max_states = max_states
         self.requested_settings = (lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement,
-                                   paired_punctuation)
+                                   paired_punctuation, keep_weight)
         DecodeSettings().replace(*self.requested_settings)  # bad values are input errors before loading
         self.directory = Path(model_dir) if model_dir is not None else rewrite_model_dir()
         self.decoder: RewriteDecoder = self._load(self.directory, max_states, model_dir is None,

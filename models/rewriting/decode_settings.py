@@ -14,7 +14,11 @@
   quotation pair of the source or neither (``dualdecomp.data.punctuation``): the application decodes a
   sentence that has such pairs by dual decomposition of the chart with
   ``dualdecomp.solvers.paired.PairedTokens`` (``dualdecomp.app.rewriter``), certified when the engine
-  proves it.
+  proves it;
+* ``keep_weight`` (μ) multiplies the model's in-domain keep classifier
+  (``dualdecomp.models.rewriting.keep_classifier``): μ × the token's centred log-odds is summed into each
+  hyperedge's score for every source token it copies, so the chart's search stays exact (0: the
+  classifier is not used, nor its encoder loaded; a model without a classifier takes only 0).
 
 A model directory stores them in ``model.json`` → ``meta.decode`` (written by ``dualdecomp train --kind
 rewriting --lm-scale X --word-bias Y``); a model without that block decodes with the defaults (scale 1,
@@ -56,7 +60,8 @@ def _number(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class DecodeSettings:
-    """The LM scale and the per-word biases of a rewriting decode (module docstring).
+    """The LM scale, the per-word biases, the constraints and the keep term of a rewriting decode (module
+    docstring).
 
     Attributes
     ----------
@@ -74,11 +79,14 @@ class DecodeSettings:
     paired_punctuation : bool
         Keep both marks of each bracket or quotation pair, or neither (module docstring; default
         :data:`PAIRED_PUNCTUATION`).
+    keep_weight : float
+        μ of the keep classifier's term, >= 0 (module docstring; 0: none).
 
     Raises
     ------
     InputError
-        A value that is not a finite number, or a negative ``lm_scale``; an ``article_agreement`` or
+        A value that is not a finite number, or a negative ``lm_scale`` or ``keep_weight``; an
+        ``article_agreement`` or
         ``paired_punctuation`` that is not a bool.
     """
 
@@ -88,12 +96,14 @@ class DecodeSettings:
     insertion_bias: float = 0.0
     article_agreement: bool = ARTICLE_AGREEMENT
     paired_punctuation: bool = PAIRED_PUNCTUATION
+    keep_weight: float = 0.0
 
     def __post_init__(self) -> None:
-        scale = _number("lm_scale", self.lm_scale)
-        if scale < 0:
-            raise InputError(f"lm_scale must be >= 0, got {self.lm_scale!r}")
-        object.__setattr__(self, "lm_scale", scale)
+        for name in ("lm_scale", "keep_weight"):
+            value = _number(name, getattr(self, name))
+            if value < 0:
+                raise InputError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, value)
         for name in BIASES:
             object.__setattr__(self, name, _number(name, getattr(self, name)))
         for name in _FLAGS:
@@ -107,22 +117,25 @@ class DecodeSettings:
 
     def as_dict(self) -> dict[str, float]:
         """``{"lm_scale": ..., "word_bias": ...}`` (the ``meta.decode`` block; a bias that is 0 other than
-        ``word_bias``, and ``article_agreement`` and ``paired_punctuation`` at their defaults, are left
-        out, so a block written before they existed reads back the same)."""
+        ``word_bias``, ``article_agreement`` and ``paired_punctuation`` at their defaults, and a
+        ``keep_weight`` of 0, are left out, so a block written before they existed reads back the
+        same)."""
         out: dict = {"lm_scale": self.lm_scale, "word_bias": self.word_bias}
         out.update({name: getattr(self, name) for name in BIASES[1:] if getattr(self, name) != 0.0})
         out.update({name: getattr(self, name) for name, default in _FLAGS.items()
                     if getattr(self, name) != default})
+        if self.keep_weight != 0.0:
+            out["keep_weight"] = self.keep_weight
         return out
 
     def replace(self, lm_scale: float | None = None, word_bias: float | None = None,
                 substitution_bias: float | None = None, insertion_bias: float | None = None,
-                article_agreement: bool | None = None, paired_punctuation: bool | None = None
-                ) -> DecodeSettings:
+                article_agreement: bool | None = None, paired_punctuation: bool | None = None,
+                keep_weight: float | None = None) -> DecodeSettings:
         """These settings with the given values overriding (None: keep)."""
         new = {"lm_scale": lm_scale, "word_bias": word_bias, "substitution_bias": substitution_bias,
                "insertion_bias": insertion_bias, "article_agreement": article_agreement,
-               "paired_punctuation": paired_punctuation}
+               "paired_punctuation": paired_punctuation, "keep_weight": keep_weight}
         return DecodeSettings(**{k: getattr(self, k) if v is None else v for k, v in new.items()})
 
     @classmethod
@@ -132,17 +145,19 @@ class DecodeSettings:
         Raises
         ------
         ModelError
-            A ``decode`` block that is not an object of finite numbers (``lm_scale`` >= 0).
+            A ``decode`` block that is not an object of finite numbers (``lm_scale`` and ``keep_weight``
+            >= 0).
         """
         block = meta.get("decode")
         if block is None:
             return cls()
-        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES, *_FLAGS}:
+        if not isinstance(block, dict) or set(block) - {"lm_scale", *BIASES, *_FLAGS, "keep_weight"}:
             raise ModelError(f"{where}: meta.decode must be an object with lm_scale, the biases "
-                             f"{', '.join(BIASES)}, {' and '.join(_FLAGS)}, got {block!r}")
+                             f"{', '.join(BIASES)}, {', '.join(_FLAGS)} and keep_weight, got {block!r}")
         try:
             return cls(block.get("lm_scale", 1.0), *(block.get(name, 0.0) for name in BIASES),
-                       *(block.get(name, default) for name, default in _FLAGS.items()))
+                       *(block.get(name, default) for name, default in _FLAGS.items()),
+                       block.get("keep_weight", 0.0))
         except InputError as exc:
             raise ModelError(f"{where}: bad meta.decode: {exc}") from None
 

@@ -10,6 +10,10 @@ A model directory (``data/rewrite_model/`` is the embedded one, ``make rewrite-m
 * ``grammar.bin`` — the rewriting STSG (``dualdecomp.solvers.rewriting.save_rewrite_grammar``: memory
   mapped, checksummed);
 * ``lm.binary`` — the target bigram LM (KenLM);
+* ``keep_classifier.npz`` — optional: the in-domain keep classifier's weights (``meta.keep_classifier``
+  names them and the encoder it reads, with that encoder's checksum:
+  :mod:`~dualdecomp.models.rewriting.keep_classifier`); used when the decode setting ``keep_weight`` is
+  not 0;
 * ``MANIFEST.json`` — sha256 of every file.
 
 :class:`RewriteModel` holds only the weights and settings; :class:`RewriteDecoder` holds the bundle and
@@ -26,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dualdecomp.core.errors import ModelError
+from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.hashing import atom, feature_index
 from dualdecomp.core.model_files import read_json, read_sparse_weights, write_json, write_sparse_weights
 from dualdecomp.data.trees import Tree
@@ -35,6 +39,7 @@ from dualdecomp.models.rewriting.application import application_values, bias_cou
 from dualdecomp.models.rewriting.articles import forbid_article_disagreement
 from dualdecomp.models.rewriting.decode_settings import BIASES, DecodeSettings
 from dualdecomp.models.rewriting.features import RewriteFeaturiser, RuleStatistics, featuriser_for
+from dualdecomp.models.rewriting.keep_classifier import KeepClassifier, load_keep_classifier
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix, scaled_lm, unigram_scorer
 from dualdecomp.solvers.rewriting import (
     Budget,
@@ -129,7 +134,15 @@ class RewriteDecoder:
     max_states : int or None
         Beam per vertex table (None: exact; a pruned table makes a result APPROXIMATE).
     settings : DecodeSettings
-        LM scale and per-word biases (default: scale 1, biases 0, the weights as learnt).
+        LM scale, per-word biases and the keep term's weight (default: scale 1, biases 0, the weights
+        as learnt).
+    keep : KeepClassifier or None
+        The keep classifier whose term ``settings.keep_weight`` weighs (needed when that is not 0).
+
+    Raises
+    ------
+    InputError
+        A ``keep_weight`` other than 0 without a keep classifier.
     """
 
     model: RewriteModel
@@ -138,6 +151,12 @@ class RewriteDecoder:
     featuriser: RewriteFeaturiser
     max_states: int | None = None
     settings: DecodeSettings = field(default_factory=DecodeSettings)
+    keep: KeepClassifier | None = None
+
+    def __post_init__(self) -> None:
+        if self.settings.keep_weight != 0.0 and self.keep is None:
+            raise InputError(f"keep_weight {self.settings.keep_weight:g} needs a rewriting model with a keep "
+                             "classifier (model.json: meta.keep_classifier); this one has none")
 
     def hypergraph(self, tree: Tree) -> RewriteHypergraph:
         """The derivation forest of ``tree`` under the grammar plus coverage rules."""
@@ -164,9 +183,14 @@ class RewriteDecoder:
 
     def hyperedge_scores(self, hg: RewriteHypergraph) -> np.ndarray:
         """w·φ of every hyperedge plus the settings' biases × its counts (words written, substituted,
-        inserted)."""
+        inserted) plus ``keep_weight`` × the keep classifier's term (the centred log-odds of the source
+        tokens it copies: :meth:`KeepClassifier.hyperedge_terms`). Every decode path reads its scores
+        here."""
         counts = bias_counts(hg) if self.settings.biased else None
-        return self.biased(hyperedge_scores(hg, self.model.weights, self.featuriser), counts)
+        scores = self.biased(hyperedge_scores(hg, self.model.weights, self.featuriser), counts)
+        if self.settings.keep_weight != 0.0:
+            scores = scores + self.settings.keep_weight * self.keep.hyperedge_terms(hg)
+        return scores
 
     def biased(self, scores: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
         """w·φ ``scores`` plus the settings' biases × each hyperedge's ``counts`` (:func:`bias_counts`;
@@ -212,7 +236,8 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
                          word_bias: float | None = None, substitution_bias: float | None = None,
                          insertion_bias: float | None = None,
                          article_agreement: bool | None = None,
-                         paired_punctuation: bool | None = None) -> RewriteDecoder:
+                         paired_punctuation: bool | None = None,
+                         keep_weight: float | None = None) -> RewriteDecoder:
     """Load a model directory (module docstring) as a :class:`RewriteDecoder`.
 
     Parameters
@@ -224,13 +249,17 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
         Override the model's decode settings (``meta.decode``; None: the model's).
     article_agreement, paired_punctuation : bool, optional
         Override the model's article agreement / paired punctuation (None: the model's).
+    keep_weight : float, optional
+        Override the weight of the keep classifier's term (None: the model's). The classifier and its
+        encoder are loaded only when the weight is not 0.
 
     Raises
     ------
     ModelError
-        A missing or damaged file (named).
+        A missing or damaged file (named); a keep classifier whose encoder is missing or changed.
     InputError
-        A bad ``lm_scale``, bias or ``article_agreement``.
+        A bad ``lm_scale``, bias, ``article_agreement`` or ``keep_weight``; a ``keep_weight`` other than
+        0 for a model without a keep classifier.
     """
     d = Path(directory)
     spec = read_json(d / "model.json")
@@ -253,5 +282,12 @@ def load_rewrite_decoder(directory: str | Path, max_states: int | None = None, l
     if max_states is None:
         max_states = meta.get("max_states")
     settings = DecodeSettings.from_meta(meta, str(d / "model.json")).replace(
-        lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement, paired_punctuation)
-    return RewriteDecoder(model, grammar, lm, feats, max_states, settings)
+        lm_scale, word_bias, substitution_bias, insertion_bias, article_agreement, paired_punctuation,
+        keep_weight)
+    keep = None
+    if settings.keep_weight != 0.0:
+        if "keep_classifier" in meta:
+            keep = load_keep_classifier(d, meta["keep_classifier"], str(d / "model.json"))
+        elif keep_weight is None:  # the model's own setting
+            raise ModelError(f"{d / 'model.json'}: meta.decode.keep_weight without meta.keep_classifier")
+    return RewriteDecoder(model, grammar, lm, feats, max_states, settings, keep)

@@ -15,8 +15,13 @@ Steps, each deterministic (same inputs → same bytes):
    (decoded with the default decode settings; the settings given, ``lm_scale`` and ``word_bias``, are
    stored in ``meta.decode`` for ``dualdecomp rewrite``: they were chosen on dev by the rule of
    ``docs/rewriting.md``, "How decode settings are chosen");
-5. write ``model.json``, ``weights.npz``, ``grammar.bin``, ``lm.binary``, ``README.md`` and
-   ``MANIFEST.json`` (``dualdecomp.models.rewriting.model``), in a temporary folder renamed into place.
+5. with ``keep_encoder``, learn the in-domain keep classifier on the training sources
+   (``dualdecomp.models.rewriting.keep_classifier``: each token's share of its source's references, from
+   the encoder's states) and store it, with its weight ``keep_weight`` in ``meta.decode`` (the epoch
+   choice does not use it);
+6. write ``model.json``, ``weights.npz``, ``grammar.bin``, ``lm.binary``, ``keep_classifier.npz`` (with a
+   classifier), ``README.md`` and ``MANIFEST.json`` (``dualdecomp.models.rewriting.model``), in a
+   temporary folder renamed into place.
 """
 
 from __future__ import annotations
@@ -29,15 +34,22 @@ from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.errors import InputError
 from dualdecomp.core.model_files import atomic_directory
 from dualdecomp.data.rewriting import read_rewriting
 from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
 from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
+from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT, DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RuleStatistics, featuriser_for
+from dualdecomp.models.rewriting.keep_classifier import (
+    encoder_reference,
+    save_keep_classifier,
+    train_keep_classifier,
+)
 from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
 from dualdecomp.models.rewriting.loss import reference_shares
 from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, save_rewrite_model
@@ -103,14 +115,19 @@ class RewriteTrainingSettings:
         Optional feature groups (``dualdecomp.models.rewriting.features.FEATURE_GROUPS``).
     lm_scale, word_bias, substitution_bias, insertion_bias : float
     article_agreement : bool
+    keep_weight : float
         Decode-time settings stored in ``meta.decode``
         (:class:`~dualdecomp.models.rewriting.decode_settings.DecodeSettings`); training and the epoch
         choice do not use them.
+    keep_encoder : str or None
+        A neural scorer directory whose encoder states the keep classifier is learnt from (step 5; the
+        embedded compression model's ``neural`` for the embedded model); None: no classifier.
 
     Raises
     ------
     InputError
-        A bad decode setting (checked on construction, before any long run).
+        A bad decode setting, or a ``keep_weight`` other than 0 without ``keep_encoder`` (checked on
+        construction, before any long run).
     """
 
     data_dir: str
@@ -141,15 +158,19 @@ class RewriteTrainingSettings:
     substitution_bias: float = 0.0
     insertion_bias: float = 0.0
     article_agreement: bool = ARTICLE_AGREEMENT
+    keep_weight: float = 0.0
+    keep_encoder: str | None = None
 
     def __post_init__(self) -> None:
-        self.decode  # noqa: B018 - a bad decode setting is an InputError here, before any long run
+        if self.decode.keep_weight != 0.0 and self.keep_encoder is None:  # a bad setting raises here too
+            raise InputError("a keep weight other than 0 needs a keep classifier: give its encoder "
+                             "(keep_encoder, --keep-encoder)")
 
     @property
     def decode(self) -> DecodeSettings:
         """The decode settings stored in ``meta.decode`` (raises ``InputError`` for a bad value)."""
         return DecodeSettings(self.lm_scale, self.word_bias, self.substitution_bias, self.insertion_bias,
-                              self.article_agreement)
+                              self.article_agreement, keep_weight=self.keep_weight)
 
 
 def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[tuple]:
@@ -230,13 +251,10 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         save_rewrite_grammar(grammar, work / "grammar.bin")
         feats = featuriser_for(settings.hash_bits, RuleStatistics.from_rules(grammar.rules),
                                unigram_scorer(lm), settings.features)
-        examples = []
-        for ex in ptrain:
-            refs = [r.tokens for name in sets for r in ex.references[name]]
-            examples.append(make_example(ex.source.tree, grammar, reference_shares(refs), lm,
-                                         settings.delete_weight, settings.oracle_head_price,
-                                         settings.bigram_loss, settings.add_reward,
-                                         settings.bigram_add_reward))
+        shares = [reference_shares([r.tokens for name in sets for r in ex.references[name]]) for ex in ptrain]
+        examples = [make_example(ex.source.tree, grammar, r, lm, settings.delete_weight,
+                                 settings.oracle_head_price, settings.bigram_loss, settings.add_reward,
+                                 settings.bigram_add_reward) for ex, r in zip(ptrain, shares, strict=True)]
         say(f"{len(examples)} training charts")
         epochs: list[dict] = []
 
@@ -261,7 +279,10 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         best = int(np.argmax(dev_scores)) + 1 if dev_scores else settings.epochs
         training = asdict(settings) | {"data_dir": "rewriting", "out_dir": None, "cache_dir": None,
                                        "google": [Path(g).name for g in settings.google]}
-        for name in ("add_reward", "bigram_add_reward", "lexical_min_count", "hope_epochs"):
+        if settings.keep_encoder is not None:
+            training["keep_encoder"] = encoder_reference(settings.keep_encoder)
+        for name in ("add_reward", "bigram_add_reward", "lexical_min_count", "hope_epochs", "keep_weight",
+                     "keep_encoder"):
             if not training[name]:  # omitted at 0 or None: older models keep their bytes
                 del training[name]
         if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)
@@ -273,6 +294,12 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                 "max_states": settings.max_states,
                 "decode": settings.decode.as_dict(),
                 "licence": LICENCE_NOTE}
+        if settings.keep_encoder is not None:
+            keep = train_keep_classifier([ex.source.tokens for ex in ptrain], shares,
+                                         load_neural_model(settings.keep_encoder))
+            meta["keep_classifier"] = save_keep_classifier(work, keep, settings.keep_encoder)
+            say(f"keep classifier: {keep.record['tokens']} tokens, cross-entropy "
+                f"{keep.record['cross_entropy']:.4f}")
         save_rewrite_model(RewriteModel(weights, settings.hash_bits, meta), work)
         (work / "README.md").write_text(_readme(meta), encoding="utf-8")
     return out

@@ -67,6 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-article-agreement", action="store_true",
                         help="decode setting stored in the model: let 'a'/'an' stand before a word that "
                              "takes the other article (default: forbidden, unless the source has it)")
+    parser.add_argument("--keep-encoder", metavar="DIR",
+                        help="learn the in-domain keep classifier from the states of this neural model's "
+                             "encoder (e.g. data/default_model/neural) and store it (default: none)")
+    parser.add_argument("--keep-weight", type=float, default=0.0, metavar="MU",
+                        help="decode setting stored in the model: weight >= 0 of the keep classifier's "
+                             "term; needs --keep-encoder when not 0 (default: %(default)s)")
 
 
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
@@ -91,7 +97,8 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias, substitution_bias=args.substitution_bias,
                                        insertion_bias=args.insertion_bias,
-                                       article_agreement=not args.no_article_agreement)
+                                       article_agreement=not args.no_article_agreement,
+                                       keep_weight=args.keep_weight, keep_encoder=args.keep_encoder)
     out = train_rewrite_model(settings, say=context.log)
     return {"model": str(out)}
 

@@ -11,9 +11,11 @@ from dualdecomp.solvers.rewriting.chart import (
 )
 from dualdecomp.solvers.rewriting.component import (
     RewriteComponent,
+    copied_token_lists,
     copied_tokens,
     keep_means_copied,
     restrict_hypergraph,
+    target_word_links,
     used_tokens,
 )
 from dualdecomp.solvers.rewriting.grammar import (
@@ -37,11 +39,9 @@ from dualdecomp.solvers.rewriting.text import (
 )
 
 __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteComponent",
-           "RewriteDerivation",
-           "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
-           "build_rewrite_hypergraph", "copied_tokens", "decode", "derivation_score", "detokenise_words",
-           "from_deletion_rule", "joins_left", "joins_right", "keep_means_copied", "lm_score",
-           "load_rewrite_grammar", "reordered_count",
-           "restrict_hypergraph",
-           "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "space_between", "text_chars",
-           "used_tokens"]
+           "RewriteDerivation", "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
+           "build_rewrite_hypergraph", "copied_token_lists", "copied_tokens", "decode", "derivation_score",
+           "detokenise_words", "from_deletion_rule", "joins_left", "joins_right", "keep_means_copied",
+           "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
+           "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "space_between",
+           "target_word_links", "text_chars", "used_tokens"]

@@ -50,7 +50,8 @@ from dualdecomp.solvers.rewriting.chart import Budget, RewriteDerivation, decode
 from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, _csr, _domains
 from dualdecomp.solvers.transducer import WORD
 
-__all__ = ["RewriteComponent", "copied_tokens", "keep_means_copied", "restrict_hypergraph", "used_tokens"]
+__all__ = ["RewriteComponent", "copied_token_lists", "copied_tokens", "keep_means_copied",
+           "restrict_hypergraph", "target_word_links", "used_tokens"]
 
 
 def _uses(hg: RewriteHypergraph, e: int) -> list[int]:
@@ -77,17 +78,48 @@ def used_tokens(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
 
 
+def target_word_links(rule: Any) -> tuple[tuple[int | None, str | None, str], ...]:
+    """Per target word of ``rule`` (frontier order): the rank of its aligned source word among the rule's
+    *kept* source words (None for an inserted word), that source word's text (None likewise) and the
+    target word's text.
+
+    A hyperedge of the rule uses exactly its kept source words' tokens, in ascending order
+    (:func:`used_tokens`), so the rank indexes them: ``used[rank]`` is the aligned token.
+    """
+    source = [f for f in rule.source.frontier() if f.kind == WORD]
+    rank: dict[int, int] = {j: r for r, j in enumerate(j for j, f in enumerate(source) if f.kept)}
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return tuple((None, None, w) if j is None else (rank[j], source[j].label, w)
+                 for w, j in zip(target, rule.word_links, strict=True))
+
+
+def _copied_ranks(rule: Any) -> list[int]:
+    """The ranks (:func:`target_word_links`) of the kept source words ``rule`` writes as themselves."""
+    return sorted({r for r, s, w in target_word_links(rule) if r is not None and s == w})
+
+
 def copied_tokens(hg: RewriteHypergraph, e: int) -> list[int]:
     """The source tokens hyperedge ``e`` *copies*: those it uses (:func:`used_tokens`) with a target word
-    of the same text aligned to them (``RewriteRule.word_links``). Its rule's kept source words are, in
-    frontier order, exactly the tokens it uses, in ascending order."""
-    rule = hg.rule(e)
-    source = [f for f in rule.source.frontier() if f.kind == WORD]
-    kept = [j for j, f in enumerate(source) if f.kept]
-    token = dict(zip(kept, _uses(hg, e), strict=True))
-    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
-    return sorted({token[j] for w, j in zip(target, rule.word_links, strict=True)
-                   if j is not None and source[j].label == w})
+    of the same text aligned to them (``RewriteRule.word_links``), ascending."""
+    uses = _uses(hg, e)
+    return [uses[r] for r in _copied_ranks(hg.rule(e))]
+
+
+def copied_token_lists(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (ptr, idx) of the source tokens each hyperedge copies (:func:`copied_tokens` of every
+    hyperedge; each rule's alignment is read once)."""
+    ranks: dict[int, list[int]] = {}
+    ptr = [0]
+    idx: list[int] = []
+    for e in range(hg.num_hyperedges):
+        r = int(hg.hyperedge_rule[e])
+        if r not in ranks:
+            ranks[r] = _copied_ranks(hg.rules[r])
+        if ranks[r]:
+            uses = _uses(hg, e)
+            idx.extend(uses[k] for k in ranks[r])
+        ptr.append(len(idx))
+    return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
 
 
 def keep_means_copied(hg: RewriteHypergraph, tokens: Any) -> RewriteHypergraph:
@@ -106,9 +138,11 @@ def keep_means_copied(hg: RewriteHypergraph, tokens: Any) -> RewriteHypergraph:
     ptr, idx = [0], []
     for e in range(hg.num_hyperedges):
         drops = hg.dropped(e).tolist()
-        hit = marked.intersection(use_idx[use_ptr[e]:use_ptr[e + 1]].tolist())
+        uses = use_idx[use_ptr[e]:use_ptr[e + 1]].tolist()
+        hit = marked.intersection(uses)
         if hit:
-            drops = sorted(set(drops) | (hit - set(copied_tokens(hg, e))))
+            copied = {uses[r] for r in _copied_ranks(hg.rule(e))}
+            drops = sorted(set(drops) | (hit - copied))
         idx.extend(drops)
         ptr.append(len(idx))
     return dataclasses.replace(hg, drop_ptr=np.asarray(ptr, dtype=np.int64),

@@ -69,6 +69,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="keep both marks of every bracket or quotation pair of the source, or neither; "
                         "such a sentence is decoded by dual decomposition, certified when the engine "
                         "proves it (default: the model's setting)")
+    p.add_argument("--keep-weight", type=float, metavar="MU",
+                   help="weight >= 0 of the model's keep classifier: adds MU x each source word's "
+                        "centred log-odds of being kept when it is written as itself; the rewrite stays "
+                        "exact; 0 turns it off (default: the model's setting)")
     add_run_options(p, participle="rewritten", max_tokens_default=str(DEFAULT_MAX_TOKENS),
                     time_limit_note="the chart is not anytime: a sentence over it gets an error row",
                     cluster_verb="rewrite")
@@ -172,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                         joint_model=args.joint_model, lm_scale=args.lm_scale, word_bias=args.word_bias,
                         substitution_bias=args.substitution_bias, insertion_bias=args.insertion_bias,
                         article_agreement=args.article_agreement,
-                        paired_punctuation=args.paired_punctuation)
+                        paired_punctuation=args.paired_punctuation, keep_weight=args.keep_weight)
     if args.text is not None:
         return _rewrite_text(args, rewriter, budget)
     return _rewrite_file(args, rewriter, budget)
