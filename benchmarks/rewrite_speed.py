@@ -4,10 +4,11 @@ decoding; loading reported separately).
 Usage: ``.venv/bin/python benchmarks/rewrite_speed.py [--sentences N] [--model DIR]``. Reads the first N
 dev sources of ``../shared/data/rewriting/dev.jsonl``, parses them first (spaCy, not timed as decoding),
 then times, per sentence, ``Rewriter.rewrite_sentence`` (derivation forest, scores, the LM matrix, the
-exact chart) at free length and with ``--chars`` at 60 % of the source. Prints one JSON object: the
-model's load time, the medians / 90th percentiles / maxima in ms, the share certified, and the peak
-resident memory of the process (``ru_maxrss``). The first sentence is decoded once before timing (numba
-kernels load from their cache or compile).
+exact chart, the keep classifier's encoder) at free length and with ``--chars`` at 60 % of the source.
+Prints one JSON object: the model's load time (the keep classifier's encoder included unless
+``--no-keep-classifier``), the medians / 90th percentiles / maxima in ms, the share certified, and the
+peak resident memory of the process (``ru_maxrss``). The first sentence is decoded once before timing
+(numba kernels load from their cache or compile).
 """
 
 from __future__ import annotations
@@ -41,13 +42,17 @@ def main() -> None:
                         help="decode without the model's article agreement (to measure its cost)")
     parser.add_argument("--no-paired-punctuation", action="store_true",
                         help="decode without paired punctuation (to measure its cost)")
+    parser.add_argument("--no-keep-classifier", action="store_true",
+                        help="decode without the model's keep classifier (keep weight 0: its encoder is "
+                             "not loaded; to measure its cost)")
     args = parser.parse_args()
     texts = [json.loads(line)["text"] for line in Path(args.dev).read_text(encoding="utf-8").splitlines()]
     texts = texts[:args.sentences]
     start = time.perf_counter()
     rewriter = Rewriter(args.model, article_agreement=False if args.no_article_agreement else None,
-                        paired_punctuation=False if args.no_paired_punctuation else None)
-    rewriter.decoder  # noqa: B018 - load the model now (grammar, LM, weights)
+                        paired_punctuation=False if args.no_paired_punctuation else None,
+                        keep_weight=0.0 if args.no_keep_classifier else None)
+    rewriter.decoder  # noqa: B018 - load the model now (grammar, LM, weights, the keep classifier's encoder)
     load_s = time.perf_counter() - start
     sentences = [parse_text(t) for t in texts]
     rewriter.rewrite_sentence(sentences[0], None, None)

@@ -13,9 +13,11 @@ Usage (from the repository root)::
 - ``rewriter_free.jsonl``, ``rewriter_ratio_{0.9,0.75,0.6}.jsonl``: ``dualdecomp rewrite`` with the
   embedded rewriting model, at free length and at most 90 %, 75 % and 60 % of the source's characters.
 - ``rewriter_free_learnt.jsonl``: the same at free length with the decode settings at their neutral
-  values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0``: the learnt weights as
-  they are), to show what the embedded model's settings (chosen on dev,
-  ``benchmarks/rewriting_decode_grid.py``) change.
+  values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0 --keep-weight 0``: the
+  learnt weights as they are), to show what the embedded model's settings (chosen on dev,
+  ``benchmarks/rewriting_decode_grid.py``, and on cross-validated train) change;
+- ``rewriter_free_nokeep.jsonl``: the same at free length without the keep classifier (``--keep-weight
+  0``, every other setting the model's), to show what the classifier changes.
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by
@@ -52,7 +54,10 @@ SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("T3 deletion-only (--config t3), free length", "t3_deletion.jsonl", "compress", ["--config", "t3"]),
     ("rewriter (embedded model), free length", "rewriter_free.jsonl", "rewrite", []),
     ("rewriter, decode settings neutral (weights as learnt), free length", "rewriter_free_learnt.jsonl",
-     "rewrite", ["--lm-scale", "1", "--word-bias", "0", "--substitution-bias", "0", "--insertion-bias", "0"]),
+     "rewrite", ["--lm-scale", "1", "--word-bias", "0", "--substitution-bias", "0", "--insertion-bias", "0",
+                 "--keep-weight", "0"]),
+    ("rewriter without the keep classifier (--keep-weight 0), free length", "rewriter_free_nokeep.jsonl",
+     "rewrite", ["--keep-weight", "0"]),
     ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
     ("rewriter, --ratio 0.75", "rewriter_ratio_0.75.jsonl", "rewrite", ["--ratio", "0.75"]),
     ("rewriter, --ratio 0.6", "rewriter_ratio_0.6.jsonl", "rewrite", ["--ratio", "0.6"]),

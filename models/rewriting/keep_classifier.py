@@ -39,8 +39,7 @@ import numpy as np
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import MANIFEST, atomic_write_bytes, file_sha256, read_npz
 from dualdecomp.data.locations import default_model_dir
-from dualdecomp.models.neural.model import NeuralScorer
-from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.models.neural import NeuralScorer, load_neural_model
 from dualdecomp.models.rewriting.loss import ReferenceShares
 from dualdecomp.solvers.rewriting import RewriteHypergraph, copied_token_lists
 

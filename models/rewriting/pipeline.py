@@ -41,7 +41,7 @@ from dualdecomp.data.rewriting.alignment import align_words
 from dualdecomp.data.rewriting.parsed import ParsedExample, parse_examples
 from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
-from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.models.neural import load_neural_model
 from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT, DecodeSettings
 from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
 from dualdecomp.models.rewriting.features import RuleStatistics, featuriser_for
@@ -305,6 +305,15 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
     return out
 
 
+_KEEP_NOTE = ("**Keep classifier.** `keep_classifier.npz`: a logistic regression over the states of the "
+              "encoder `meta.keep_classifier.encoder` names (the embedded compression model's, "
+              "`data/default_model/neural`: its provenance and licences are in that folder's "
+              "`PROVENANCE.md`), learnt on the training sources' tokens labelled by the share of their "
+              "references that contain them; the decode adds `keep_weight` x its centred log-odds per "
+              "token written as itself (`docs/rewriting.md`, the thirty-first rule). The encoder is "
+              "not copied here: its `MANIFEST.json` checksum is, and a changed encoder is refused.\n\n")
+
+
 def _readme(meta: dict) -> str:
     return ("# Embedded rewriting model\n\n"
             "The rewriting model of `dualdecomp rewrite` (Cohn & Lapata 2008 tree transducer), built by "
@@ -312,5 +321,6 @@ def _readme(meta: dict) -> str:
             "epoch choice). Guide: `docs/rewriting.md`.\n\n"
             f"**Licence.** {LICENCE_NOTE} The target LM also reads the Google sentence-compression "
             "training data (\"provided AS IS\" by Google).\n\n"
-            "## Training record (`model.json` → `meta`)\n\n```json\n"
+            + (_KEEP_NOTE if "keep_classifier" in meta else "")
+            + "## Training record (`model.json` → `meta`)\n\n```json\n"
             + json.dumps(meta, indent=1, sort_keys=True) + "\n```\n")
