@@ -11,6 +11,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_in_domain.jsonl       # the thirty-first rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --wide \
         --out benchmarks/rewriting_keep_in_domain_wide.jsonl  # the thirty-second rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --turk \
+        --out benchmarks/rewriting_keep_turkcorpus.jsonl      # the thirty-third rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -73,6 +75,10 @@ GRID = {"added_weight": (0.0, 15.0, 30.0, 60.0, 120.0, 240.0)}
 """The twenty-eighth, twenty-ninth and thirty-first rules' grid of μ."""
 GRID_WIDE = {"added_weight": (0.0, 240.0, 480.0, 960.0, 1920.0)}
 """The thirty-second rule's grid of μ for the keep classifier (``--keep --wide``)."""
+GRID_TURK = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
+"""The thirty-third rule's grid of μ_T, the TurkCorpus classifier's weight (``--keep --turk``), beside the
+shipped classifier at :data:`SHIPPED_KEEP`."""
+SHIPPED_KEEP = 480.0
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
@@ -162,10 +168,10 @@ def auc(scores: np.ndarray, positive: np.ndarray) -> float:
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1))
 
 
-def _reference_shares(corpus: RewriteCorpus) -> list[ReferenceShares]:
-    """Per sentence, r(w) over its references of every set (``reference_shares`` of them tokenised)."""
+def _reference_shares(corpus: RewriteCorpus, sets: tuple[str, ...] = DEFAULT_SETS) -> list[ReferenceShares]:
+    """Per sentence, r(w) over its references of the ``sets`` (``reference_shares`` of them tokenised)."""
     return [reference_shares([[t for piece in tokenise_text(r) for t in piece[0]]
-                              for name in DEFAULT_SETS for r in corpus.references[name][k]])
+                              for name in sets for r in corpus.references[name][k]])
             for k in range(len(corpus.ids))]
 
 
@@ -203,11 +209,12 @@ def hyperedge_terms(hg, tokens, vectors: Vectors, w: np.ndarray, mean: float) ->
     return out
 
 
-def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors):
+def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors,
+                   sets: tuple[str, ...] = DEFAULT_SETS):
     """The thirty-first rule's examples: every token of every source (``sentences``: the corpus' sources
     parsed), its features (``keep_features``: the unit state and a constant), and the share of the
-    sentence's references that contain it (lowercased)."""
-    shares = _reference_shares(corpus)
+    sentence's references of the ``sets`` that contain it (lowercased)."""
+    shares = _reference_shares(corpus, sets)
     xs, ys = [], []
     for k, sentence in enumerate(sentences):
         xs.append(keep_features(vectors.scorer.hidden_states(list(sentence.tokens))))
@@ -230,10 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wide", action="store_true",
                         help="with --keep, the thirty-second rule: the grid GRID_WIDE (variant "
                              "keepin2-nested)")
+    parser.add_argument("--turk", action="store_true",
+                        help="with --keep, the thirty-third rule: a second classifier of the TurkCorpus "
+                             "shares, its weight over GRID_TURK beside the first at 480 (variants "
+                             "keepturk-nested and keep480)")
     args = parser.parse_args(argv)
-    if args.wide and not args.keep:
-        parser.error("--wide needs --keep")
-    grid = GRID_WIDE if args.wide else GRID
+    if (args.wide or args.turk) and not args.keep or (args.wide and args.turk):
+        parser.error("--wide and --turk each need --keep, and not each other")
+    grid = GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID
     if args.keep and (args.with_biases or args.label != "share"):
         parser.error("--keep is the thirty-first rule: give neither --with-biases nor --label")
     if args.with_biases and args.label != "add":
@@ -250,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             x, y = _keep_examples(train, train_sentences, vectors)
             hx, hy = _keep_examples(held, held_sentences, vectors)
+            if args.turk:  # the shipped classifier's term joins the scores; the grid weighs the second
+                shipped = KeepClassifier(fit_soft_logistic(x, y), vectors.scorer)
+                fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
+                                  *item[2:]) for item in fold_prepared]
+                x, y = _keep_examples(train, train_sentences, vectors, ("turkcorpus",))
+                hx, hy = _keep_examples(held, held_sentences, vectors, ("turkcorpus",))
         else:
             x, y = _examples(rewriter, train, train_sentences, vectors, args.label)
             hx, hy = _examples(rewriter, held, held_sentences, vectors, args.label,
@@ -299,10 +316,13 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_sari": choice["winner"]["mean_sari"], "extended": choice["extended"],
                 "classifier": diagnostics,
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight"], choose,
-                                  "keepin2-nested" if args.wide else "keepin-nested" if args.keep else
+                                  "keepin2-nested" if args.wide else "keepturk-nested" if args.turk
+                                  else "keepin-nested" if args.keep else
                                   "added-nested" if args.label == "share" else "added2-nested")}
+    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP) if args.turk else KEEP_BASE
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, "added0", fold_corpus, texts_of[(0.0,)][part], KEEP_BASE.as_dict())
+        _write_variant(RECIPE, f, "keep480" if args.turk else "added0", fold_corpus, texts_of[(0.0,)][part],
+                       base.as_dict())
     write_result(args.out, rows, selected)
     return 0
 
