@@ -197,6 +197,11 @@ def test_a_changed_encoder_or_a_missing_classifier_is_refused(tmp_path):
     with pytest.raises(ModelError, match="rebuild the rewriting model"):
         load_rewrite_decoder(d)
     assert load_rewrite_decoder(d, keep_weight=0.0).keep is None  # not used: not read
+    spec["meta"]["keep_classifier"]["encoder"] = str(tmp_path / "gone")
+    (d / "model.json").write_text(json.dumps(spec))
+    write_manifest(d)
+    with pytest.raises(ModelError, match="encoder directory is missing"):
+        load_rewrite_decoder(d)
     plain = _model_dir(tmp_path / "b", {})
     with pytest.raises(InputError, match="keep classifier"):
         load_rewrite_decoder(plain, keep_weight=1.0)

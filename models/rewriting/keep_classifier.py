@@ -182,8 +182,10 @@ def encoder_checksum(encoder_dir: Path) -> str:
     Raises
     ------
     ModelError
-        The directory has no manifest.
+        The directory is missing or has no manifest.
     """
+    if not encoder_dir.is_dir():
+        raise ModelError(f"{encoder_dir}: the keep classifier's encoder directory is missing")
     manifest = encoder_dir / MANIFEST
     if not manifest.is_file():
         raise ModelError(f"{encoder_dir}: the keep classifier's encoder directory has no {MANIFEST}")
