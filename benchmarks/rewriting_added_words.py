@@ -13,6 +13,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_in_domain_wide.jsonl  # the thirty-second rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --turk \
         --out benchmarks/rewriting_keep_turkcorpus.jsonl      # the thirty-third rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --word-bias-grid \
+        --out benchmarks/rewriting_keep_word_bias.jsonl       # the thirty-fourth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -79,6 +81,8 @@ GRID_TURK = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
 """The thirty-third rule's grid of μ_T, the TurkCorpus classifier's weight (``--keep --turk``), beside the
 shipped classifier at :data:`SHIPPED_KEEP`."""
 SHIPPED_KEEP = 480.0
+GRID_WORD_BIAS = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (30.0, 60.0, 90.0, 120.0)}
+"""The thirty-fourth rule's grid: μ × word bias (``--keep --word-bias-grid``)."""
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
@@ -241,10 +245,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the thirty-third rule: a second classifier of the TurkCorpus "
                              "shares, its weight over GRID_TURK beside the first at 480 (variants "
                              "keepturk-nested and keep480)")
+    parser.add_argument("--word-bias-grid", action="store_true",
+                        help="with --keep, the thirty-fourth rule: mu and the word bias over GRID_WORD_BIAS "
+                             "(variants keepwb-nested and keep480)")
     args = parser.parse_args(argv)
-    if (args.wide or args.turk) and not args.keep or (args.wide and args.turk):
-        parser.error("--wide and --turk each need --keep, and not each other")
-    grid = GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID
+    modes = args.wide + args.turk + args.word_bias_grid
+    if modes and not args.keep or modes > 1:
+        parser.error("--wide, --turk and --word-bias-grid each need --keep, and exclude each other")
+    grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
+            else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
         parser.error("--keep is the thirty-first rule: give neither --with-biases nor --label")
     if args.with_biases and args.label != "add":
@@ -305,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.with_biases:
         return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
+    if args.word_bias_grid:
+        return _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics)
     for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
@@ -323,6 +334,33 @@ def main(argv: list[str] | None = None) -> int:
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "keep480" if args.turk else "added0", fold_corpus, texts_of[(0.0,)][part],
                        base.as_dict())
+    write_result(args.out, rows, selected)
+    return 0
+
+
+def _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int:
+    """The thirty-fourth rule: :data:`GRID_WORD_BIAS`, the choice (a winner at the largest word bias
+    extended once to twice it), on all folds and nested (variant ``keepwb-nested``; the shipped setting's
+    rewrites as ``keep480``)."""
+    for combo in itertools.product(*GRID_WORD_BIAS.values()):
+        run(dict(zip(GRID_WORD_BIAS, combo, strict=True)))
+    dims = list(GRID_WORD_BIAS)
+
+    def distance(row: dict) -> float:
+        return abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 30.0) / 30.0
+
+    def choose(key: str = "mean_sari") -> dict:
+        return choose_doubling(rows, GRID_WORD_BIAS, "word_bias", run, key, distance)
+
+    choice = choose()
+    winner = choice["winner"]
+    selected = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
+                "extended": choice["extended"], "classifier": diagnostics,
+                "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, "keepwb-nested")}
+    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP)
+    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+        shipped = texts_of[(SHIPPED_KEEP, 30.0)][part]
+        _write_variant(RECIPE, f, "keep480", fold_corpus, shipped, base.as_dict())
     write_result(args.out, rows, selected)
     return 0
 
