@@ -105,9 +105,11 @@ def copied_tokens(hg: RewriteHypergraph, e: int) -> list[int]:
     return [uses[r] for r in _copied_ranks(hg.rule(e))]
 
 
-def copied_token_lists(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
+def copied_token_lists(hg: RewriteHypergraph, used: tuple[np.ndarray, np.ndarray] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """CSR (ptr, idx) of the source tokens each hyperedge copies (:func:`copied_tokens` of every
-    hyperedge; each rule's alignment is read once)."""
+    hyperedge; each rule's alignment is read once). ``used``: :func:`used_tokens` of ``hg`` when the
+    caller has it already (else each copying hyperedge's used tokens are found here)."""
     ranks: dict[int, list[int]] = {}
     ptr = [0]
     idx: list[int] = []
@@ -116,7 +118,7 @@ def copied_token_lists(hg: RewriteHypergraph) -> tuple[np.ndarray, np.ndarray]:
         if r not in ranks:
             ranks[r] = _copied_ranks(hg.rules[r])
         if ranks[r]:
-            uses = _uses(hg, e)
+            uses = _uses(hg, e) if used is None else used[1][used[0][e]:used[0][e + 1]].tolist()
             idx.extend(uses[k] for k in ranks[r])
         ptr.append(len(idx))
     return np.asarray(ptr, dtype=np.int64), np.asarray(idx, dtype=np.int64)
@@ -134,15 +136,14 @@ def keep_means_copied(hg: RewriteHypergraph, tokens: Any) -> RewriteHypergraph:
     its deletion lists.
     """
     marked = {int(k) for k in tokens}
-    use_ptr, use_idx = used_tokens(hg)
+    use_ptr, use_idx = used = used_tokens(hg)
+    copy_ptr, copy_idx = copied_token_lists(hg, used)
     ptr, idx = [0], []
     for e in range(hg.num_hyperedges):
         drops = hg.dropped(e).tolist()
-        uses = use_idx[use_ptr[e]:use_ptr[e + 1]].tolist()
-        hit = marked.intersection(uses)
+        hit = marked.intersection(use_idx[use_ptr[e]:use_ptr[e + 1]].tolist())
         if hit:
-            copied = {uses[r] for r in _copied_ranks(hg.rule(e))}
-            drops = sorted(set(drops) | (hit - copied))
+            drops = sorted(set(drops) | (hit - set(copy_idx[copy_ptr[e]:copy_ptr[e + 1]].tolist())))
         idx.extend(drops)
         ptr.append(len(idx))
     return dataclasses.replace(hg, drop_ptr=np.asarray(ptr, dtype=np.int64),
