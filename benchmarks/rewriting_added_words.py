@@ -43,7 +43,7 @@ from dualdecomp.app.rewriter import Rewriter
 from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, read_rewrite_corpus
 from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
-from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.models.neural import load_neural_model
 from dualdecomp.models.rewriting.keep_classifier import (
     KeepClassifier,
     fit_soft_logistic,
@@ -290,9 +290,10 @@ def main(argv: list[str] | None = None) -> int:
                             "heldout_auc_half": round(auc(hx @ w, hy >= 0.5), 4)})
         print(json.dumps(diagnostics[-1]), file=sys.stderr, flush=True)
         corpora.append(held)
+        classifier = KeepClassifier(w, vectors.scorer)
         for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
-            terms = (KeepClassifier(w, vectors.scorer).hyperedge_terms(hg) if args.keep
+            terms = (classifier.hyperedge_terms(hg) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
             prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
     corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
