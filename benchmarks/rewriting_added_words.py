@@ -15,6 +15,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_turkcorpus.jsonl      # the thirty-third rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --word-bias-grid \
         --out benchmarks/rewriting_keep_word_bias.jsonl       # the thirty-fourth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --content \
+        --out benchmarks/rewriting_content_insertions.jsonl   # the thirty-fifth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -44,6 +46,7 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, rea
 from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural import load_neural_model
+from dualdecomp.models.rewriting.application import content_insertion_counts
 from dualdecomp.models.rewriting.keep_classifier import (
     KeepClassifier,
     fit_soft_logistic,
@@ -83,6 +86,8 @@ shipped classifier at :data:`SHIPPED_KEEP`."""
 SHIPPED_KEEP = 480.0
 GRID_WORD_BIAS = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (30.0, 60.0, 90.0, 120.0)}
 """The thirty-fourth rule's grid: μ × word bias (``--keep --word-bias-grid``)."""
+GRID_CONTENT = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
+"""The thirty-fifth rule's grid: ν, the penalty per content insertion (``--keep --content``)."""
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
@@ -248,12 +253,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--word-bias-grid", action="store_true",
                         help="with --keep, the thirty-fourth rule: mu and the word bias over GRID_WORD_BIAS "
                              "(variants keepwb-nested and keep480)")
+    parser.add_argument("--content", action="store_true",
+                        help="with --keep, the thirty-fifth rule: the shipped classifier at 480 and a "
+                             "penalty nu per content insertion over GRID_CONTENT (variants content-nested "
+                             "and keep480)")
     args = parser.parse_args(argv)
-    modes = args.wide + args.turk + args.word_bias_grid
+    modes = args.wide + args.turk + args.word_bias_grid + args.content
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk and --word-bias-grid each need --keep, and exclude each other")
+        parser.error("--wide, --turk, --word-bias-grid and --content each need --keep, and exclude each "
+                     "other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
-            else GRID)
+            else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
         parser.error("--keep is the thirty-first rule: give neither --with-biases nor --label")
     if args.with_biases and args.label != "add":
@@ -270,10 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             x, y = _keep_examples(train, train_sentences, vectors)
             hx, hy = _keep_examples(held, held_sentences, vectors)
-            if args.turk:  # the shipped classifier's term joins the scores; the grid weighs the second
+            if args.turk or args.content:  # the shipped classifier's term joins the scores
                 shipped = KeepClassifier(fit_soft_logistic(x, y), vectors.scorer)
                 fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
                                   *item[2:]) for item in fold_prepared]
+            if args.turk:  # the grid weighs a second classifier, of the TurkCorpus shares
                 x, y = _keep_examples(train, train_sentences, vectors, ("turkcorpus",))
                 hx, hy = _keep_examples(held, held_sentences, vectors, ("turkcorpus",))
         else:
@@ -293,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         classifier = KeepClassifier(w, vectors.scorer)
         for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
-            terms = (classifier.hyperedge_terms(hg) if args.keep
+            terms = (-content_insertion_counts(hg) if args.content
+                     else classifier.hyperedge_terms(hg) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
             prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
     corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
@@ -329,12 +341,14 @@ def main(argv: list[str] | None = None) -> int:
                 "classifier": diagnostics,
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight"], choose,
                                   "keepin2-nested" if args.wide else "keepturk-nested" if args.turk
+                                  else "content-nested" if args.content
                                   else "keepin-nested" if args.keep else
                                   "added-nested" if args.label == "share" else "added2-nested")}
-    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP) if args.turk else KEEP_BASE
+    shipped_only = args.turk or args.content  # the grid's 0 is the shipped setting
+    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP) if shipped_only else KEEP_BASE
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, "keep480" if args.turk else "added0", fold_corpus, texts_of[(0.0,)][part],
-                       base.as_dict())
+        _write_variant(RECIPE, f, "keep480" if shipped_only else "added0", fold_corpus,
+                       texts_of[(0.0,)][part], base.as_dict())
     write_result(args.out, rows, selected)
     return 0
 

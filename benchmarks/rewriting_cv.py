@@ -100,7 +100,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4/keepin-nested", "add4/added0"): "thirty-first",
          ("add4/keepin2-nested", "add4/added0"): "thirty-second",
          ("add4/keepturk-nested", "add4/keep480"): "thirty-third",
-         ("add4/keepwb-nested", "add4/keep480"): "thirty-fourth"}
+         ("add4/keepwb-nested", "add4/keep480"): "thirty-fourth",
+         ("add4/content-nested", "add4/keep480"): "thirty-fifth"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""

@@ -36,7 +36,8 @@ from dualdecomp.solvers.transducer import WORD, Frag
 
 __all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "POS_COLUMNS", "RELATIONS",
            "RELATION_COLUMNS",
-           "application_values", "bias_counts", "hyperedge_counts", "lexical_substitutions", "pos_class"]
+           "application_values", "bias_counts", "content_insertion_counts", "content_insertions",
+           "hyperedge_counts", "lexical_substitutions", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -128,6 +129,24 @@ def bias_counts(hg: RewriteHypergraph, content_only: bool = False) -> np.ndarray
     out[:, 1] = per_rule[hg.hyperedge_rule] if len(per_rule) else 0.0
     out[:, 2] = hg.operations[:, OPERATIONS.index("inserted")]
     return out
+
+
+def content_insertions(rule: RewriteRule) -> int:
+    """The words ``rule`` inserts (target words aligned to no source word) that are content words: their
+    lowercased form is not in spaCy's English ``STOP_WORDS`` and has a letter or digit ("the", "was",
+    "," are not; "clarinet", "1827" are). A rule that deletes a subtree and writes such words in its place
+    fires on any subtree of that shape (the thirty-fifth rule of ``docs/rewriting.md``)."""
+    from spacy.lang.en.stop_words import STOP_WORDS  # lazy: spaCy's import is slow; only this needs it
+
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    return sum(1 for w, j in zip(target, rule.word_links, strict=True)
+               if j is None and w.lower() not in STOP_WORDS and any(c.isalnum() for c in w))
+
+
+def content_insertion_counts(hg: RewriteHypergraph) -> np.ndarray:
+    """Per hyperedge: its rule's :func:`content_insertions` (float64, shape ``(hyperedges,)``)."""
+    per_rule = np.array([content_insertions(r) for r in hg.rules], dtype=np.float64)
+    return per_rule[hg.hyperedge_rule] if len(per_rule) else np.zeros(len(hg.hyperedge_rule))
 
 
 def _token_classes(hg: RewriteHypergraph) -> np.ndarray:
