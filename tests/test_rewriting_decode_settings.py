@@ -189,3 +189,38 @@ def test_a_change_of_case_is_not_a_substitution_for_the_bias() -> None:
                        Frag(NODE, "VP", (Frag(NODE, "VBD", (Frag(WORD, "bought"),)),
                                          Frag(NODE, "DT", (Frag(WORD, "a"),)))), (), (0, 1))
     assert lexical_substitutions(verb) == 2 and lexical_substitutions(verb, content_only=True) == 1
+
+
+def test_content_insertions_count_the_open_class_words_a_rule_writes_from_nothing() -> None:
+    """The thirty-fifth rule's count: inserted words (aligned to no source word) that are not stop words
+    and have a letter or digit; substituted words, stop words and punctuation do not count."""
+    from dualdecomp.models.rewriting.application import content_insertions
+    from dualdecomp.solvers.rewriting import RewriteRule
+    from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag
+
+    def pre(tag: str, word: str) -> Frag:
+        return Frag(NODE, tag, (Frag(WORD, word),))
+
+    # (NP @DT ~NN) => (NP @DT (JJ "safe") (NN "place")): the noun deleted whatever it was
+    source = Frag(NODE, "NP", (Frag(VAR, "DT"), Frag(VAR, "NN", kept=False)))
+    target = Frag(NODE, "NP", (Frag(VAR, "DT"), pre("JJ", "safe"), pre("NN", "place")))
+    safe_place = RewriteRule(source, target, (0,), (None, None))
+    assert safe_place.operations().inserted == 2 and content_insertions(safe_place) == 2
+    # stop words and punctuation inserted: none; a number: one
+    function = RewriteRule(source, Frag(NODE, "NP", (pre(",", ","), Frag(VAR, "DT"), pre("RB", "very"),
+                                                     pre("CD", "1827"))), (0,), (None, None, None))
+    assert function.operations().inserted == 3 and content_insertions(function) == 1
+    # a substitution writes a content word aligned to its source word: not an insertion
+    bought = RewriteRule(pre("VBD", "purchased"), pre("VBD", "bought"), (), (0,))
+    assert content_insertions(bought) == 0
+
+
+def test_content_insertion_counts_are_per_hyperedge_rule_counts(tmp_path) -> None:
+    from dualdecomp.models.rewriting.application import content_insertion_counts, content_insertions
+
+    dec = load_rewrite_decoder(_model_dir(tmp_path, {}))
+    hg = dec.hypergraph(_tree())
+    counts = content_insertion_counts(hg)
+    assert counts.shape == (hg.num_hyperedges,)
+    assert np.array_equal(counts, [content_insertions(hg.rules[r]) for r in hg.hyperedge_rule])
+    assert np.all(counts <= hg.operations[:, _INS])
