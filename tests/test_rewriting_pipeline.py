@@ -59,10 +59,11 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
     out = tmp_path / "model"
     code = main(["train", "--kind", "rewriting", "--quiet", "--data", str(SHARED_REWRITING),
                  "--out", str(out), "--cache", str(tmp_path / "cache"), "--limit", "6", "--dev-limit", "2",
-                 "--epochs", "1", "--hope-epochs", "1"])
+                 "--epochs", "1", "--hope-epochs", "1", "--leave-one-out"])
     assert code == 0
     meta = json.loads((out / "model.json").read_text(encoding="utf-8"))["meta"]
     assert meta["training"]["hope_epochs"] == 1 and [e["epoch"] for e in meta["epochs"]] == [1, 2]
+    assert meta["training"]["leave_one_out"] is True
     from dualdecomp.app.rewriter import Rewriter
 
     result = Rewriter(out).rewrite_text("The river flows through the northern part of the town.")
@@ -99,3 +100,51 @@ def test_pruning_keeps_lexical_paraphrases_by_their_own_count(min_count, lexical
                               _rule("purchased", {"copy"}, 0)])
     words = {r.target.children[0].label for r in _pruned(grammar, min_count, lexical)}
     assert words == kept
+
+
+def test_leave_one_out_charts_lack_exactly_the_rules_their_own_source_keeps_alive(tmp_path):
+    """A source's leave-one-out chart has every rule matching it but those whose count, less the source's
+    own occurrences (:func:`rule_occurrences` of its aligned pairs), falls under the pruning threshold;
+    the occurrences of all sources add up to the grammar's counts."""
+    _need_data_and_lmplz()
+    from collections import Counter
+
+    from dualdecomp.data.rewriting import read_rewriting
+    from dualdecomp.data.rewriting.parsed import parse_examples
+    from dualdecomp.models.rewriting.extraction import rule_occurrences
+    from dualdecomp.models.rewriting.model import rules_for
+    from dualdecomp.models.rewriting.pipeline import (
+        RewriteTrainingSettings,
+        _grammar,
+        _pairs,
+        _rules_without,
+        _survives,
+    )
+    from dualdecomp.solvers.rewriting import RewriteGrammarConfig
+
+    settings = RewriteTrainingSettings(data_dir=str(SHARED_REWRITING), out_dir=str(tmp_path / "m"),
+                                       cache_dir=str(tmp_path / "cache"), limit=8, leave_one_out=True)
+    examples = parse_examples(read_rewriting(SHARED_REWRITING / "train.jsonl")[:8], settings.reference_sets,
+                              cache=tmp_path / "parses.json")
+    grammar, _ = _grammar(settings, examples, tmp_path)
+    config = RewriteGrammarConfig(**settings.grammar)
+    own = [rule_occurrences(_pairs([ex], settings.reference_sets), config) for ex in examples]
+    total_extracted, total_paraphrased = Counter(), Counter()
+    for extracted, paraphrased in own:
+        total_extracted.update(extracted)
+        total_paraphrased.update(paraphrased)
+    left_out = 0
+    for ex, (extracted, paraphrased) in zip(examples, own, strict=True):
+        kept = {r.key for r in _rules_without(ex, grammar, settings)}
+        for rule in rules_for(grammar, ex.source.tree):
+            if rule.origins & {"copy", "delete"}:
+                assert rule.key in kept
+                continue
+            counts = (extracted, total_extracted) if "train" in rule.origins else (paraphrased,
+                                                                                  total_paraphrased)
+            assert rule.count == counts[1][rule.key]  # the grammar counts what the sources contribute
+            alive = rule.count - counts[0].get(rule.key, 0) >= settings.min_count
+            assert (rule.key in kept) == alive
+            left_out += not alive
+    assert left_out > 0  # some rules live on one source's references alone
+    assert not _survives(_rule("took", {"train"}, 1), 1, 2, None)

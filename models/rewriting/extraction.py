@@ -53,7 +53,7 @@ from dualdecomp.solvers.rewriting import (
 from dualdecomp.solvers.transducer import NODE, VAR, WORD, Frag, format_frag, match_frag
 
 __all__ = ["RULE_TYPES", "ExtractionReport", "derivable", "extract_rewrite_grammar", "extract_rules",
-           "node_alignment", "paraphrase_rules", "rule_types"]
+           "node_alignment", "paraphrase_rules", "rule_occurrences", "rule_types"]
 
 RULE_TYPES = ("copy", "deletion", "lexical_substitution", "phrasal_substitution", "reordering", "insertion",
               "category_change")
@@ -435,6 +435,33 @@ class ExtractionReport:
     origins: dict[str, int] = field(default_factory=dict)
 
 
+def _pair_rules(source: Tree, target: Tree, alignment: Alignment, cfg: RewriteGrammarConfig
+                ) -> tuple[list[tuple[RewriteRule, bool]], list[RewriteRule]]:
+    """One pair's extracted rules (each with whether it is minimal) and paraphrase rules (raises
+    ``InputError`` for a bad alignment, ``_NotExtracted`` for a pair that gives none)."""
+    ex = _Extractor(source, target, alignment, cfg)
+    return ex.run(), ex.paraphrases()
+
+
+def rule_occurrences(pairs: Iterable[tuple[Tree, Tree, Alignment]], config: RewriteGrammarConfig | None = None
+                     ) -> tuple[Counter[str], Counter[str]]:
+    """How often each rule key occurs over ``pairs``, as :func:`extract_rewrite_grammar` counts them: among
+    the extracted rules, then among the paraphrase rules (a pair that gives no rules adds nothing). The
+    grammar's count of a rule is its extracted count when it was ever extracted (origin ``train``), else
+    its paraphrase count; leave-one-out training subtracts one source's occurrences from it."""
+    cfg = config or RewriteGrammarConfig()
+    extracted_counts: Counter[str] = Counter()
+    paraphrase_counts: Counter[str] = Counter()
+    for source, target, alignment in pairs:
+        try:
+            extracted, phrases = _pair_rules(source, target, alignment, cfg)
+        except (InputError, _NotExtracted):
+            continue
+        extracted_counts.update(r.key for r, _ in extracted)
+        paraphrase_counts.update(r.key for r in phrases)
+    return extracted_counts, paraphrase_counts
+
+
 def extract_rewrite_grammar(pairs: Iterable[tuple[Tree, Tree, Alignment]],
                             config: RewriteGrammarConfig | None = None, check: bool = True
                             ) -> tuple[RewriteGrammar, ExtractionReport]:
@@ -470,9 +497,7 @@ def extract_rewrite_grammar(pairs: Iterable[tuple[Tree, Tree, Alignment]],
                 for r in rewriting_coverage_rules(node):
                     cover.setdefault(r.key, r)
         try:
-            ex = _Extractor(source, target, alignment, cfg)
-            extracted = ex.run()
-            phrases = ex.paraphrases()
+            extracted, phrases = _pair_rules(source, target, alignment, cfg)
         except InputError:
             reasons["bad alignment"] += 1
             continue

@@ -9,7 +9,9 @@ Steps, each deterministic (same inputs → same bytes):
    ``min_count`` times are dropped (the coverage rules of every source production stay);
 3. estimate the target LM: a KenLM bigram (``lmplz``) over the training references and the Google
    training sentences (never a dev reference);
-4. build one chart per training source (:mod:`dualdecomp.models.rewriting.training`) and train by SSVM;
+4. build one chart per training source (:mod:`dualdecomp.models.rewriting.training`; with
+   ``leave_one_out``, over the rules the grammar would have without that source's own occurrences) and
+   train by SSVM;
    **the dev rule, fixed before any run**: after each epoch the averaged weights decode the dev sources
    at free length and the epoch with the highest mean of the ASSET and TurkCorpus corpus SARI is kept
    (decoded with the default decode settings; the settings given, ``lm_scale`` and ``word_bias``, are
@@ -43,7 +45,7 @@ from dualdecomp.models.evaluation import evaluate_rewrites
 from dualdecomp.models.lm import build_lm_report, load_lm, read_corpora_sentences
 from dualdecomp.models.neural import load_neural_model
 from dualdecomp.models.rewriting.decode_settings import ARTICLE_AGREEMENT, DecodeSettings
-from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar
+from dualdecomp.models.rewriting.extraction import extract_rewrite_grammar, rule_occurrences
 from dualdecomp.models.rewriting.features import RuleStatistics, featuriser_for
 from dualdecomp.models.rewriting.keep_classifier import (
     encoder_reference,
@@ -52,12 +54,13 @@ from dualdecomp.models.rewriting.keep_classifier import (
 )
 from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
 from dualdecomp.models.rewriting.loss import reference_shares
-from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, save_rewrite_model
+from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, rules_for, save_rewrite_model
 from dualdecomp.models.rewriting.training import make_example, train_rewriter
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
     RewriteGrammarConfig,
+    RewriteRule,
     load_rewrite_grammar,
     save_rewrite_grammar,
 )
@@ -107,6 +110,12 @@ class RewriteTrainingSettings:
         λ of the loss's add reward (``make_example``'s ``add_weight``; 0: none).
     bigram_add_reward : float
         μ of the bigram term's add reward (``make_example``'s ``bigram_add_weight``; 0: none).
+    leave_one_out : bool
+        Build each training source's chart over the rules the grammar would have without that source's
+        own occurrences (extracted rules seen fewer than ``min_count`` times in the *other* sources are
+        left out of its chart; the coverage rules stay): a rule extracted from one sentence is then never
+        trained on that sentence, where it is right by construction (the thirty-sixth rule of
+        ``docs/rewriting.md``). The grammar stored, the features and the epoch choice are unchanged.
     hope_epochs : int
         Epochs towards the hope derivations after the ``epochs`` towards the oracle
         (:func:`~dualdecomp.models.rewriting.training.train_rewriter`; 0: none). The dev rule chooses
@@ -151,6 +160,7 @@ class RewriteTrainingSettings:
     bigram_loss: float = 0.0
     add_reward: float = 0.0
     bigram_add_reward: float = 0.0
+    leave_one_out: bool = False
     hope_epochs: int = 0
     features: tuple[str, ...] = ()
     lm_scale: float = 1.0
@@ -181,16 +191,36 @@ def _pairs(examples: Sequence[ParsedExample], sets: Sequence[str]) -> Iterator[t
                                                             ref.lemmas)
 
 
-def _pruned(grammar: RewriteGrammar, min_count: int, lexical_min_count: int | None = None) -> RewriteGrammar:
-    """The grammar without extracted rules seen fewer than ``min_count`` times, or, for the lexical
-    paraphrase rules (origin ``lexical``), fewer than ``lexical_min_count`` times (None: ``min_count``);
-    the coverage rules are kept."""
+def _survives(rule: RewriteRule, count: int, min_count: int, lexical_min_count: int | None) -> bool:
+    """Whether a rule seen ``count`` times stays: ``min_count`` times, or ``lexical_min_count`` for the
+    lexical paraphrase rules (origin ``lexical``; None: ``min_count``); the coverage rules always stay."""
     lexical = min_count if lexical_min_count is None else lexical_min_count
+    return (count >= (lexical if "lexical" in rule.origins else min_count)
+            or bool(rule.origins & {"copy", "delete"}))
+
+
+def _pruned(grammar: RewriteGrammar, min_count: int, lexical_min_count: int | None = None) -> RewriteGrammar:
+    """The grammar without the extracted rules that :func:`_survives` drops."""
     out = RewriteGrammar(config=grammar.config)
     for rule in grammar:
-        if rule.count >= (lexical if "lexical" in rule.origins else min_count) \
-                or rule.origins & {"copy", "delete"}:
+        if _survives(rule, rule.count, min_count, lexical_min_count):
             out.add(rule)
+    return out
+
+
+def _rules_without(ex: ParsedExample, grammar: RewriteGrammar, settings: RewriteTrainingSettings
+                   ) -> list[RewriteRule]:
+    """The rules of ``grammar`` matching ``ex``'s source that the grammar would keep without ``ex``'s own
+    occurrences (``leave_one_out``): a rule's count less what ``ex``'s aligned pairs contribute to it
+    (:func:`~dualdecomp.models.rewriting.extraction.rule_occurrences`: its extracted occurrences when it
+    has origin ``train``, else its paraphrase occurrences), judged by :func:`_survives`."""
+    extracted, paraphrased = rule_occurrences(_pairs([ex], settings.reference_sets),
+                                              RewriteGrammarConfig(**settings.grammar))
+    out = []
+    for rule in rules_for(grammar, ex.source.tree):
+        own = (extracted if "train" in rule.origins else paraphrased).get(rule.key, 0)
+        if _survives(rule, rule.count - own, settings.min_count, settings.lexical_min_count):
+            out.append(rule)
     return out
 
 
@@ -254,8 +284,10 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         shares = [reference_shares([r.tokens for name in sets for r in ex.references[name]]) for ex in ptrain]
         examples = [make_example(ex.source.tree, grammar, r, lm, settings.delete_weight,
                                  settings.oracle_head_price, settings.bigram_loss, settings.add_reward,
-                                 settings.bigram_add_reward) for ex, r in zip(ptrain, shares, strict=True)]
-        say(f"{len(examples)} training charts")
+                                 settings.bigram_add_reward,
+                                 _rules_without(ex, grammar, settings) if settings.leave_one_out else None)
+                    for ex, r in zip(ptrain, shares, strict=True)]
+        say(f"{len(examples)} training charts" + (" (leave-one-out)" if settings.leave_one_out else ""))
         epochs: list[dict] = []
 
         def on_epoch(epoch: int, weights: np.ndarray) -> float:
@@ -282,7 +314,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         if settings.keep_encoder is not None:
             training["keep_encoder"] = encoder_reference(settings.keep_encoder)
         for name in ("add_reward", "bigram_add_reward", "lexical_min_count", "hope_epochs", "keep_weight",
-                     "keep_encoder"):
+                     "keep_encoder", "leave_one_out"):
             if not training[name]:  # omitted at 0 or None: older models keep their bytes
                 del training[name]
         if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)

@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hope-epochs", type=int, default=0, metavar="K",
                         help="then K epochs towards the hope derivations: the best model score minus "
                              "loss under the current weights (default: %(default)s)")
+    parser.add_argument("--leave-one-out", action="store_true",
+                        help="train each source's chart without the rules only its own references gave "
+                             "(a rule's count less that source's occurrences must still reach "
+                             "--min-count)")
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
                         help="drop extracted rules seen fewer times (default: %(default)s)")
@@ -94,6 +98,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                                        oracle_head_price=args.oracle_head_price,
                                        bigram_loss=args.bigram_loss, add_reward=args.add_reward,
                                        bigram_add_reward=args.bigram_add_reward, hope_epochs=args.hope_epochs,
+                                       leave_one_out=args.leave_one_out,
                                        features=tuple(sorted(set(args.features))), lm_scale=args.lm_scale,
                                        word_bias=args.word_bias, substitution_bias=args.substitution_bias,
                                        insertion_bias=args.insertion_bias,

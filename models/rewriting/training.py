@@ -42,6 +42,7 @@ from dualdecomp.models.ssvm import SsvmConfig, SsvmStats, Violation, sparse_sum,
 from dualdecomp.solvers.rewriting import (
     RewriteGrammar,
     RewriteHypergraph,
+    RewriteRule,
     build_rewrite_hypergraph,
     decode,
     lm_score,
@@ -111,16 +112,18 @@ def hyperedge_losses(hg: RewriteHypergraph, shares: ReferenceShares, delete_weig
 
 def make_example(tree: Tree, grammar: RewriteGrammar, shares: ReferenceShares,
                  lm: LanguageModel | None, delete_weight: float = 1.0, head_price: float = 0.0,
-                 bigram_weight: float = 0.0, add_weight: float = 0.0, bigram_add_weight: float = 0.0
-                 ) -> RewriteExample:
+                 bigram_weight: float = 0.0, add_weight: float = 0.0, bigram_add_weight: float = 0.0,
+                 rules: Sequence[RewriteRule] | None = None) -> RewriteExample:
     """The training example of one source tree (module docstring; ``delete_weight``: β of
     :func:`hyperedge_losses`; ``head_price``: what the oracle's search adds to the loss for each phrase
     whose head it deletes while keeping some of its words, the ``dropped_head`` features of
     :mod:`~dualdecomp.models.rewriting.application`; 0 in the shipped recipe. The example's
     ``oracle_loss`` and the loss-augmented decodes use the loss alone; ``bigram_weight``: α of the loss's
     bigram term, :mod:`~dualdecomp.models.rewriting.loss`, 0 for none; ``add_weight``: λ of the loss's add
-    reward and ``bigram_add_weight`` μ of its bigram term's, 0 for none)."""
-    hg = build_rewrite_hypergraph(tree, rules_for(grammar, tree), coverage=rewriting_coverage_rules)
+    reward and ``bigram_add_weight`` μ of its bigram term's, 0 for none; ``rules``: the grammar's rules the
+    chart may use, None for all that match ``tree``: leave-one-out training passes fewer)."""
+    rules = rules_for(grammar, tree) if rules is None else rules
+    hg = build_rewrite_hypergraph(tree, rules, coverage=rewriting_coverage_rules)
     losses = hyperedge_losses(hg, shares, delete_weight, add_weight)
     application = application_values(hg)
     matrix = bigram_matrix(lm, hg.vocab) if lm is not None else None
