@@ -17,6 +17,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_word_bias.jsonl       # the thirty-fourth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --content \
         --out benchmarks/rewriting_content_insertions.jsonl   # the thirty-fifth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --loo \
+        --out benchmarks/rewriting_leave_one_out.jsonl        # the thirty-sixth rule (add4-loo fold models)
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -88,6 +90,10 @@ GRID_WORD_BIAS = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (30.0, 60.
 """The thirty-fourth rule's grid: μ × word bias (``--keep --word-bias-grid``)."""
 GRID_CONTENT = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
 """The thirty-fifth rule's grid: ν, the penalty per content insertion (``--keep --content``)."""
+GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
+"""The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
+LOO_RECIPE = "add4-loo"
+"""The recipe trained on leave-one-out charts (``benchmarks/rewriting_cv.py``)."""
 GRID_BIASES = {"added_weight": (0.0, 30.0, 60.0, 120.0, 240.0),
                "substitution_bias": (0.0, 120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirtieth rule's grid: μ × substitution bias × insertion bias (LM scale 1, word bias 30)."""
@@ -257,11 +263,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the thirty-fifth rule: the shipped classifier at 480 and a "
                              "penalty nu per content insertion over GRID_CONTENT (variants content-nested "
                              "and keep480)")
+    parser.add_argument("--loo", action="store_true",
+                        help="with --keep, the thirty-sixth rule: the add4 and add4-loo fold models with the "
+                             "classifier at 480, their biases chosen over GRID_LOO (variants "
+                             "add4-loo/keep-nested and add4/keep-base-nested)")
     args = parser.parse_args(argv)
-    modes = args.wide + args.turk + args.word_bias_grid + args.content
+    modes = args.wide + args.turk + args.word_bias_grid + args.content + args.loo
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid and --content each need --keep, and exclude each "
-                     "other")
+        parser.error("--wide, --turk, --word-bias-grid, --content and --loo each need --keep, and exclude "
+                     "each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -270,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--with-biases is the thirtieth rule: give --label add")
     start = time.perf_counter()
     vectors = Vectors(load_neural_model(KEEP_SCORER))
+    if args.loo:
+        return _leave_one_out(args.out, vectors)
     prepared, corpora, diagnostics = [], [], []
     for f in range(3):
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
@@ -377,6 +389,62 @@ def _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics) -> 
         shipped = texts_of[(SHIPPED_KEEP, 30.0)][part]
         _write_variant(RECIPE, f, "keep480", fold_corpus, shipped, base.as_dict())
     write_result(args.out, rows, selected)
+    return 0
+
+
+def _loo_distance(row: dict) -> float:
+    """The thirty-sixth rule's order after characters: nearest the shipped biases."""
+    return abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
+
+
+def _leave_one_out(out: Path, vectors: Vectors) -> int:
+    """The thirty-sixth rule: the ``add4`` and ``add4-loo`` fold models decode their held-out folds with
+    each fold's keep classifier at :data:`SHIPPED_KEEP`, over :data:`GRID_LOO`; the choice on all folds
+    and nested for each (variants ``add4-loo/keep-nested`` and ``add4/keep-base-nested``)."""
+    recipes = {LOO_RECIPE: "keep-nested", RECIPE: "keep-base-nested"}
+    prepared: dict[str, list[tuple]] = {r: [] for r in recipes}
+    corpora = []
+    for f in range(3):
+        train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
+        held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
+        train_sentences, held_sentences = parsed_sources(train.sources), parsed_sources(held.sources)
+        x, y = _keep_examples(train, train_sentences, vectors)
+        classifier = KeepClassifier(fit_soft_logistic(x, y), vectors.scorer)
+        corpora.append(held)
+        for recipe in recipes:
+            rewriter = Rewriter(str(WORK / recipe / f"fold{f}" / "model"))
+            for item in prepare_sentences(rewriter, held_sentences):
+                hg, none = item[0], np.zeros(item[0].num_hyperedges)
+                prepared[recipe].append((hg, item[1] + SHIPPED_KEEP * classifier.hyperedge_terms(hg),
+                                         *item[2:6], (none, none, 0.0)))
+        print(f"fold {f} prepared", file=sys.stderr, flush=True)
+    corpus = RewriteCorpus(ids=sum((c.ids for c in corpora), ()),
+                           sources=sum((c.sources for c in corpora), ()),
+                           references={n: sum((c.references[n] for c in corpora), ()) for n in DEFAULT_SETS})
+    splits = _other_folds(corpora)
+    dims = list(GRID_LOO)
+    all_rows: dict[tuple, dict] = {}
+    selected: dict[str, dict] = {}
+    for recipe, name in recipes.items():
+        rows: dict[tuple, dict] = {}
+        texts_of: dict[tuple, list[str]] = {}
+        for combo in itertools.product(*GRID_LOO.values()):
+            t0 = time.perf_counter()
+            setting = dict(zip(dims, combo, strict=True))
+            settings = dataclasses.replace(KEEP_BASE, **setting)
+            texts, certified = _rewrites(prepared[recipe], settings)
+            row = setting_row(setting, corpus, texts, certified, time.perf_counter() - t0, splits)
+            rows[combo], texts_of[combo] = row, texts
+            all_rows[(recipe, *combo)] = {"recipe": recipe, **row}
+            print(json.dumps(all_rows[(recipe, *combo)]), file=sys.stderr, flush=True)
+
+        def choose(key: str = "mean_sari", rows=rows) -> dict:
+            return {"winner": _select(list(rows.values()), key, _loo_distance), "extended": []}
+
+        winner = choose()["winner"]
+        selected[recipe] = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
+                            "nested": _nested(recipe, corpora, corpus, texts_of, dims, choose, name)}
+    write_result(out, all_rows, selected)
     return 0
 
 
