@@ -19,6 +19,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_content_insertions.jsonl   # the thirty-fifth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --loo \
         --out benchmarks/rewriting_leave_one_out.jsonl        # the thirty-sixth rule (add4-loo fold models)
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --loo --candidate add4-src2 \
+        --out benchmarks/rewriting_min_sources.jsonl          # the thirty-seventh rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -267,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the thirty-sixth rule: the add4 and add4-loo fold models with the "
                              "classifier at 480, their biases chosen over GRID_LOO (variants "
                              "add4-loo/keep-nested and add4/keep-base-nested)")
+    parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
+                        help="with --loo, the recipe compared with add4 (default: %(default)s; the "
+                             "thirty-seventh rule: add4-src2)")
     args = parser.parse_args(argv)
+    if args.candidate != LOO_RECIPE and not args.loo:
+        parser.error("--candidate needs --loo")
     modes = args.wide + args.turk + args.word_bias_grid + args.content + args.loo
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content and --loo each need --keep, and exclude "
@@ -281,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     vectors = Vectors(load_neural_model(KEEP_SCORER))
     if args.loo:
-        return _leave_one_out(args.out, vectors)
+        return _leave_one_out(args.out, vectors, args.candidate)
     prepared, corpora, diagnostics = [], [], []
     for f in range(3):
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
@@ -397,11 +404,12 @@ def _loo_distance(row: dict) -> float:
     return abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
 
 
-def _leave_one_out(out: Path, vectors: Vectors) -> int:
-    """The thirty-sixth rule: the ``add4`` and ``add4-loo`` fold models decode their held-out folds with
-    each fold's keep classifier at :data:`SHIPPED_KEEP`, over :data:`GRID_LOO`; the choice on all folds
-    and nested for each (variants ``add4-loo/keep-nested`` and ``add4/keep-base-nested``)."""
-    recipes = {LOO_RECIPE: "keep-nested", RECIPE: "keep-base-nested"}
+def _leave_one_out(out: Path, vectors: Vectors, candidate: str = LOO_RECIPE) -> int:
+    """The thirty-sixth rule (and the thirty-seventh, ``candidate`` ``add4-src2``): the ``add4`` and
+    ``candidate`` fold models decode their held-out folds with each fold's keep classifier at
+    :data:`SHIPPED_KEEP`, over :data:`GRID_LOO`; the choice on all folds and nested for each (variants
+    ``CANDIDATE/keep-nested`` and ``add4/keep-base-nested``)."""
+    recipes = {candidate: "keep-nested", RECIPE: "keep-base-nested"}
     prepared: dict[str, list[tuple]] = {r: [] for r in recipes}
     corpora = []
     for f in range(3):

@@ -75,6 +75,7 @@ RECIPES = {
     "add4-lam2": [*ADD4, "--lam", "1e-2", *SHIPPED_SETTING],
     "add4-dep": [*ADD4, "--features", "deletion-dep", *SHIPPED_SETTING],
     "add4-loo": [*ADD4, "--leave-one-out", *SHIPPED_SETTING],
+    "add4-src2": [*ADD4, "--min-sources", "2", *SHIPPED_SETTING],
 }
 """Each recipe's options beyond :data:`COMMON`: its add reward and the decode setting chosen for it on dev.
 ``embedded`` is the recipe embedded until the nineteenth rule; ``add4`` (λ 4) is embedded since, with the
@@ -83,8 +84,9 @@ paraphrases seen once (the twenty-first rule) and ``add4-b50`` λ 4 with β 0.5 
 ``--delete-weight`` comes after :data:`COMMON`'s, so it wins) and ``add4-hope`` λ 4 trained towards hope
 derivations for two epochs after the oracle's three (the twenty-fourth), ``add4-lam3`` and ``add4-lam2`` λ 4
 with the SSVM's L2 weight 10⁻³ and 10⁻² (the twenty-fifth) and ``add4-dep`` λ 4 with the deletion features by
-dependency relation (the twenty-sixth) and ``add4-loo`` λ 4 trained on leave-one-out charts (the
-thirty-sixth), all with the shipped setting."""
+dependency relation (the twenty-sixth), ``add4-loo`` λ 4 trained on leave-one-out charts (the
+thirty-sixth) and ``add4-src2`` λ 4 with the extracted rules of two sources or more (the thirty-seventh),
+all with the shipped setting."""
 
 RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): "nineteenth",
          ("add4/keep-nested", "add4/keep0"): "twentieth", ("add4-lex1", "add4/keep0"): "twenty-first",
@@ -104,7 +106,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4/keepturk-nested", "add4/keep480"): "thirty-third",
          ("add4/keepwb-nested", "add4/keep480"): "thirty-fourth",
          ("add4/content-nested", "add4/keep480"): "thirty-fifth",
-         ("add4-loo/keep-nested", "add4/keep-base-nested"): "thirty-sixth"}
+         ("add4-loo/keep-nested", "add4/keep-base-nested"): "thirty-sixth",
+         ("add4-src2/keep-nested", "add4/keep-base-nested"): "thirty-seventh"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""

@@ -71,6 +71,7 @@ def test_train_kind_rewriting_writes_a_loadable_model(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option", [["--epochs", "0"], ["--min-count", "0"], ["--lexical-min-count", "0"],
+                                    ["--min-sources", "0"],
                                     ["--hope-epochs", "-1"], ["--delete-weight", "-1"],
                                     ["--oracle-head-price", "-0.5"], ["--bigram-loss", "-1"],
                                     ["--add-reward", "-2"],
@@ -148,3 +149,17 @@ def test_leave_one_out_charts_lack_exactly_the_rules_their_own_source_keeps_aliv
             left_out += not alive
     assert left_out > 0  # some rules live on one source's references alone
     assert not _survives(_rule("took", {"train"}, 1), 1, 2, None)
+    # --min-sources 2: the extracted rules of fewer than two sources go, lexical paraphrases stay
+    from dataclasses import replace
+
+    from dualdecomp.models.rewriting.pipeline import _from_enough_sources
+
+    pruned = {r.key for r in _from_enough_sources(grammar, examples, replace(settings, min_sources=2))}
+    dropped = 0
+    for rule in grammar:
+        kind = 0 if "train" in rule.origins else 1
+        sources = sum(1 for occurrences in own if occurrences[kind].get(rule.key, 0))
+        exempt = bool(rule.origins & {"copy", "delete", "lexical"})
+        assert (rule.key in pruned) == (exempt or sources >= 2)
+        dropped += rule.key not in pruned
+    assert dropped > 0

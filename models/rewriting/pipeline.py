@@ -6,7 +6,8 @@ Steps, each deterministic (same inputs → same bytes):
    pipeline (cached on disk, ``dualdecomp.data.rewriting.parsed``);
 2. align every source with each of its training references (``dualdecomp.data.rewriting.alignment``) and
    extract the STSG (``dualdecomp.models.rewriting.extraction``); extracted rules seen fewer than
-   ``min_count`` times are dropped (the coverage rules of every source production stay);
+   ``min_count`` times (or, with ``min_sources``, in fewer distinct sources) are dropped (the coverage
+   rules of every source production stay);
 3. estimate the target LM: a KenLM bigram (``lmplz``) over the training references and the Google
    training sentences (never a dev reference);
 4. build one chart per training source (:mod:`dualdecomp.models.rewriting.training`; with
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -94,6 +96,10 @@ class RewriteTrainingSettings:
         Extracted rules seen fewer times are dropped.
     lexical_min_count : int or None
         The same for the lexical paraphrase rules (origin ``lexical``); None: ``min_count``.
+    min_sources : int
+        Extracted rules whose occurrences come from fewer distinct training sources are dropped too
+        (lexical paraphrases and coverage rules exempt; 1: no such pruning; the thirty-seventh rule of
+        ``docs/rewriting.md``).
     grammar : dict
         ``RewriteGrammarConfig`` fields.
     epochs, lam, seed, hash_bits : SSVM settings
@@ -148,6 +154,7 @@ class RewriteTrainingSettings:
     reference_sets: tuple[str, ...] = ("asset", "turkcorpus")
     min_count: int = 2
     lexical_min_count: int | None = None
+    min_sources: int = 1
     grammar: dict = field(default_factory=lambda: {"depth": 0, "phrase_words": 3})
     epochs: int = 3
     lam: float = 1e-4
@@ -208,19 +215,42 @@ def _pruned(grammar: RewriteGrammar, min_count: int, lexical_min_count: int | No
     return out
 
 
+def _occurrences(ex: ParsedExample, settings: RewriteTrainingSettings) -> tuple[Counter, Counter]:
+    """What ``ex``'s aligned pairs contribute to each rule key
+    (:func:`~dualdecomp.models.rewriting.extraction.rule_occurrences`: extracted, paraphrase)."""
+    return rule_occurrences(_pairs([ex], settings.reference_sets), RewriteGrammarConfig(**settings.grammar))
+
+
+def _own(rule: RewriteRule, occurrences: tuple[Counter, Counter]) -> int:
+    """One source's share of ``rule.count``: its extracted occurrences when the rule has origin ``train``
+    (the grammar counts those), else its paraphrase occurrences."""
+    return occurrences[0 if "train" in rule.origins else 1].get(rule.key, 0)
+
+
 def _rules_without(ex: ParsedExample, grammar: RewriteGrammar, settings: RewriteTrainingSettings
                    ) -> list[RewriteRule]:
     """The rules of ``grammar`` matching ``ex``'s source that the grammar would keep without ``ex``'s own
-    occurrences (``leave_one_out``): a rule's count less what ``ex``'s aligned pairs contribute to it
-    (:func:`~dualdecomp.models.rewriting.extraction.rule_occurrences`: its extracted occurrences when it
-    has origin ``train``, else its paraphrase occurrences), judged by :func:`_survives`."""
-    extracted, paraphrased = rule_occurrences(_pairs([ex], settings.reference_sets),
-                                              RewriteGrammarConfig(**settings.grammar))
-    out = []
-    for rule in rules_for(grammar, ex.source.tree):
-        own = (extracted if "train" in rule.origins else paraphrased).get(rule.key, 0)
-        if _survives(rule, rule.count - own, settings.min_count, settings.lexical_min_count):
-            out.append(rule)
+    occurrences (``leave_one_out``): a rule's count less :func:`_own`, judged by :func:`_survives`."""
+    occurrences = _occurrences(ex, settings)
+    return [rule for rule in rules_for(grammar, ex.source.tree)
+            if _survives(rule, rule.count - _own(rule, occurrences), settings.min_count,
+                         settings.lexical_min_count)]
+
+
+def _from_enough_sources(grammar: RewriteGrammar, examples: Sequence[ParsedExample],
+                         settings: RewriteTrainingSettings) -> RewriteGrammar:
+    """The grammar without the extracted rules whose occurrences come from fewer than ``min_sources``
+    distinct training sources (``min_sources``; lexical paraphrases and coverage rules stay)."""
+    per_source = [_occurrences(ex, settings) for ex in examples]
+    sources = [Counter(), Counter()]  # per key: the sources it was extracted from, paraphrased from
+    for occurrences in per_source:
+        for kind in (0, 1):
+            sources[kind].update(occurrences[kind].keys())
+    out = RewriteGrammar(config=grammar.config)
+    for rule in grammar:
+        exempt = bool(rule.origins & {"copy", "delete", "lexical"})
+        if exempt or sources[0 if "train" in rule.origins else 1][rule.key] >= settings.min_sources:
+            out.add(rule)
     return out
 
 
@@ -236,6 +266,8 @@ def _grammar(settings: RewriteTrainingSettings, ptrain: Sequence[ParsedExample],
             "min_count": settings.min_count, "version": 1}
     if settings.lexical_min_count is not None:  # only when set: the caches written before keep their keys
         spec["lexical_min_count"] = settings.lexical_min_count
+    if settings.min_sources != 1:  # likewise
+        spec["min_sources"] = settings.min_sources
     key = json.dumps(spec, sort_keys=True)
     stem = cache / f"grammar-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if stem.with_suffix(".bin").is_file() and stem.with_suffix(".json").is_file():
@@ -244,6 +276,8 @@ def _grammar(settings: RewriteTrainingSettings, ptrain: Sequence[ParsedExample],
     grammar, report = extract_rewrite_grammar(_pairs(ptrain, settings.reference_sets),
                                               RewriteGrammarConfig(**settings.grammar), check=False)
     grammar = _pruned(grammar, settings.min_count, settings.lexical_min_count)
+    if settings.min_sources != 1:
+        grammar = _from_enough_sources(grammar, ptrain, settings)
     extraction = {"pairs": report.pairs, "rule_types": report.rule_types, "rules_after_pruning": len(grammar)}
     save_rewrite_grammar(grammar, stem.with_suffix(".bin"))
     stem.with_suffix(".json").write_text(json.dumps(extraction, sort_keys=True), encoding="utf-8")
@@ -317,6 +351,8 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
                      "keep_encoder", "leave_one_out"):
             if not training[name]:  # omitted at 0 or None: older models keep their bytes
                 del training[name]
+        if training["min_sources"] == 1:  # likewise
+            del training["min_sources"]
         if training["article_agreement"] == ARTICLE_AGREEMENT:  # likewise (meta.decode has it otherwise)
             del training["article_agreement"]
         meta = {"training": training,

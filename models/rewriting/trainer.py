@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lam", type=float, default=1e-4, help="SSVM L2 lambda (default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=2,
                         help="drop extracted rules seen fewer times (default: %(default)s)")
+    parser.add_argument("--min-sources", type=int, default=1, metavar="K",
+                        help="drop extracted rules seen in fewer distinct training sources (lexical "
+                             "paraphrases exempt; default: %(default)s)")
     parser.add_argument("--lexical-min-count", type=int, default=None, metavar="N",
                         help="drop lexical paraphrase rules (one word for one word) seen fewer times "
                              "(default: --min-count)")
@@ -84,15 +87,17 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward,
               args.bigram_add_reward)
     lexical = args.lexical_min_count
-    if args.epochs < 1 or args.hope_epochs < 0 or args.min_count < 1 \
+    if args.epochs < 1 or args.hope_epochs < 0 or args.min_count < 1 or args.min_sources < 1 \
             or (lexical is not None and lexical < 1) or not all(p >= 0 for p in prices):
-        raise InputError("--epochs, --min-count and --lexical-min-count must be >= 1, --hope-epochs, "
+        raise InputError("--epochs, --min-count, --min-sources and --lexical-min-count must be >= 1, "
+                         "--hope-epochs, "
                          "--delete-weight, --oracle-head-price, --bigram-loss, --add-reward and "
                          "--bigram-add-reward >= 0")
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
                                        lexical_min_count=args.lexical_min_count,
+                                       min_sources=args.min_sources,
                                        epochs=args.epochs, lam=args.lam, seed=args.seed,
                                        delete_weight=args.delete_weight,
                                        oracle_head_price=args.oracle_head_price,
