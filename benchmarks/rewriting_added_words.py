@@ -21,6 +21,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_leave_one_out.jsonl        # the thirty-sixth rule (add4-loo fold models)
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --loo --candidate add4-src2 \
         --out benchmarks/rewriting_min_sources.jsonl          # the thirty-seventh rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --bias-grid \
+        --out benchmarks/rewriting_keep_biases.jsonl          # the thirty-eighth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -92,6 +94,9 @@ GRID_WORD_BIAS = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (30.0, 60.
 """The thirty-fourth rule's grid: μ × word bias (``--keep --word-bias-grid``)."""
 GRID_CONTENT = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
 """The thirty-fifth rule's grid: ν, the penalty per content insertion (``--keep --content``)."""
+GRID_KEEP_BIASES = {"substitution_bias": (0.0, 60.0, 120.0, 240.0),
+                    "insertion_bias": (0.0, 45.0, 90.0, 180.0), "word_bias": (30.0, 60.0, 120.0)}
+"""The thirty-eighth rule's grid, with the shipped classifier at 480 (``--keep --bias-grid``)."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
 LOO_RECIPE = "add4-loo"
@@ -269,16 +274,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the thirty-sixth rule: the add4 and add4-loo fold models with the "
                              "classifier at 480, their biases chosen over GRID_LOO (variants "
                              "add4-loo/keep-nested and add4/keep-base-nested)")
+    parser.add_argument("--bias-grid", action="store_true",
+                        help="with --keep, the thirty-eighth rule: the shipped classifier at 480 and the "
+                             "three biases over GRID_KEEP_BIASES (variants keepbias-nested and keep480)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
     args = parser.parse_args(argv)
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
-    modes = args.wide + args.turk + args.word_bias_grid + args.content + args.loo
+    modes = args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid, --content and --loo each need --keep, and exclude "
-                     "each other")
+        parser.error("--wide, --turk, --word-bias-grid, --content, --loo and --bias-grid each need --keep, "
+                     "and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -299,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             x, y = _keep_examples(train, train_sentences, vectors)
             hx, hy = _keep_examples(held, held_sentences, vectors)
-            if args.turk or args.content:  # the shipped classifier's term joins the scores
+            if args.turk or args.content or args.bias_grid:  # the shipped classifier's term joins the scores
                 shipped = KeepClassifier(fit_soft_logistic(x, y), vectors.scorer)
                 fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
                                   *item[2:]) for item in fold_prepared]
@@ -323,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         classifier = KeepClassifier(w, vectors.scorer)
         for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
-            terms = (-content_insertion_counts(hg) if args.content
+            terms = (np.zeros(hg.num_hyperedges) if args.bias_grid
+                     else -content_insertion_counts(hg) if args.content
                      else classifier.hyperedge_terms(hg) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
             prepared.append((*item[:6], (terms, np.zeros(hg.num_hyperedges), 0.0)))
@@ -348,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
     if args.word_bias_grid:
         return _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics)
+    if args.bias_grid:
+        return _with_keep_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
     for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
@@ -453,6 +464,38 @@ def _leave_one_out(out: Path, vectors: Vectors, candidate: str = LOO_RECIPE) -> 
         selected[recipe] = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
                             "nested": _nested(recipe, corpora, corpus, texts_of, dims, choose, name)}
     write_result(out, all_rows, selected)
+    return 0
+
+
+def _keep_bias_distance(row: dict) -> float:
+    """The thirty-eighth rule's order after characters: nearest the shipped setting."""
+    return (abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
+            + abs(row["word_bias"] - 30.0) / 30.0)
+
+
+def _with_keep_biases(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int:
+    """The thirty-eighth rule: :data:`GRID_KEEP_BIASES` with the shipped classifier at 480, the choice (a
+    winner at the largest word bias extended once to twice it), on all folds and nested (variant
+    ``keepbias-nested``; the shipped setting's rewrites as ``keep480``)."""
+    grid = {"added_weight": (0.0,), **GRID_KEEP_BIASES}
+    for combo in itertools.product(*grid.values()):
+        run(dict(zip(grid, combo, strict=True)))
+    dims = list(GRID_KEEP_BIASES)
+
+    def choose(key: str = "mean_sari") -> dict:
+        return choose_doubling(rows, grid, "word_bias", run, key, _keep_bias_distance)
+
+    choice = choose()
+    winner = choice["winner"]
+    selected = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
+                "extended": choice["extended"], "classifier": diagnostics,
+                "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight", *dims], choose,
+                                  "keepbias-nested")}
+    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP)
+    shipped = (0.0, *(getattr(KEEP_BASE, k) for k in dims))
+    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+        _write_variant(RECIPE, f, "keep480", fold_corpus, texts_of[shipped][part], base.as_dict())
+    write_result(args.out, rows, selected)
     return 0
 
 
