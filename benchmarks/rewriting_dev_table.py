@@ -16,8 +16,12 @@ Usage (from the repository root)::
   values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0 --keep-weight 0``: the
   learnt weights as they are), to show what the embedded model's settings (chosen on dev,
   ``benchmarks/rewriting_decode_grid.py``, and on cross-validated train) change;
-- ``rewriter_free_nokeep.jsonl``: the same at free length without the keep classifier (``--keep-weight
-  0``, every other setting the model's), to show what the classifier changes.
+- ``rewriter_free_bias30.jsonl``: the same at free length with the biases shipped before the
+  thirty-eighth rule of ``docs/rewriting.md`` (``--word-bias 30 --substitution-bias 240 --insertion-bias
+  180``, the classifier at the model's 480), to show what that rule changes;
+- ``rewriter_free_nokeep.jsonl``: at free length without the keep classifier and with those earlier
+  biases (``--keep-weight 0`` and the same three biases: the rewriter before the classifier shipped), to
+  show what the classifier changed.
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by
@@ -47,6 +51,9 @@ from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "rewriting_dev"
 
+EARLIER_BIASES = ("--word-bias", "30", "--substitution-bias", "240", "--insertion-bias", "180")
+"""The biases the embedded model stored before the thirty-eighth rule (the seventeenth rule's)."""
+
 # name in the table, prediction file, the dualdecomp command and its options (None: not made by dualdecomp)
 SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("identity (copy the source)", "identity.jsonl", "", None),
@@ -56,8 +63,10 @@ SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("rewriter, decode settings neutral (weights as learnt), free length", "rewriter_free_learnt.jsonl",
      "rewrite", ["--lm-scale", "1", "--word-bias", "0", "--substitution-bias", "0", "--insertion-bias", "0",
                  "--keep-weight", "0"]),
-    ("rewriter without the keep classifier (--keep-weight 0), free length", "rewriter_free_nokeep.jsonl",
-     "rewrite", ["--keep-weight", "0"]),
+    ("rewriter, the biases before the thirty-eighth rule (word 30, substitution 240, insertion 180)",
+     "rewriter_free_bias30.jsonl", "rewrite", [*EARLIER_BIASES]),
+    ("rewriter without the keep classifier, those biases (--keep-weight 0), free length",
+     "rewriter_free_nokeep.jsonl", "rewrite", ["--keep-weight", "0", *EARLIER_BIASES]),
     ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
     ("rewriter, --ratio 0.75", "rewriter_ratio_0.75.jsonl", "rewrite", ["--ratio", "0.75"]),
     ("rewriter, --ratio 0.6", "rewriter_ratio_0.6.jsonl", "rewrite", ["--ratio", "0.6"]),
