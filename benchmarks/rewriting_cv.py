@@ -61,7 +61,9 @@ ADD4 = ["--add-reward", "4"]
 """The shipped recipe's loss option beyond :data:`COMMON` (λ 4)."""
 SHIPPED_SETTING = ["--lm-scale", "1", "--word-bias", "30", "--substitution-bias", "240",
                    "--insertion-bias", "180"]
-"""The decode setting ``make rewrite-model`` stores (the seventeenth rule's choice for λ 4)."""
+"""The decode setting ``make rewrite-model`` stored from the nineteenth rule to the thirty-eighth (the
+seventeenth rule's choice for λ 4), at which the recipes of the rules before the thirty-eighth decode
+their held-out folds (the thirty-eighth rule's biases, stored since, are in the Makefile)."""
 
 RECIPES = {
     "embedded": ["--lm-scale", "0.5", "--word-bias", "150", "--substitution-bias", "720",

@@ -117,7 +117,9 @@ STEPS_CV = {"word_bias": 60.0, "substitution_bias": 240.0, "insertion_bias": 180
 GRID_KEEP = {"keep_weight": (0.0, 7.5, 15.0, 30.0, 60.0, 120.0), "keep_centred": (1.0, 0.0)}
 """The twentieth rule's grid (docs/rewriting.md, "Which words matter"): μ × form (1 centred, 0 raw)."""
 KEEP_BASE = DecodeSettings(1.0, 30.0, 240.0, 180.0)
-"""The shipped decode setting, at which the twentieth rule's grid decodes."""
+"""The decode setting shipped from the nineteenth rule to the thirty-eighth, at which the grids of the
+twentieth to thirty-eighth rules decode (the thirty-eighth rule's biases, stored since, are in the
+Makefile)."""
 KEEP_SCORER = ROOT / "data" / "default_model" / "neural"
 TIE = 0.01
 CHUNK = 64  # lines parsed together: dualdecomp rewrite's default --batch-size
