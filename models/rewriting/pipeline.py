@@ -222,8 +222,9 @@ def _occurrences(ex: ParsedExample, settings: RewriteTrainingSettings) -> tuple[
 
 
 def _own(rule: RewriteRule, occurrences: tuple[Counter, Counter]) -> int:
-    """One source's share of ``rule.count``: its extracted occurrences when the rule has origin ``train``
-    (the grammar counts those), else its paraphrase occurrences."""
+    """The count of ``rule`` among ``occurrences`` (extracted, paraphrase): the extracted one when the rule
+    has origin ``train`` (the grammar counts those), else the paraphrase one — one source's share of
+    ``rule.count``, or, over per-key source counts, the number of sources."""
     return occurrences[0 if "train" in rule.origins else 1].get(rule.key, 0)
 
 
@@ -241,15 +242,14 @@ def _from_enough_sources(grammar: RewriteGrammar, examples: Sequence[ParsedExamp
                          settings: RewriteTrainingSettings) -> RewriteGrammar:
     """The grammar without the extracted rules whose occurrences come from fewer than ``min_sources``
     distinct training sources (``min_sources``; lexical paraphrases and coverage rules stay)."""
-    per_source = [_occurrences(ex, settings) for ex in examples]
-    sources = [Counter(), Counter()]  # per key: the sources it was extracted from, paraphrased from
-    for occurrences in per_source:
-        for kind in (0, 1):
-            sources[kind].update(occurrences[kind].keys())
+    # per key: how many sources extract it, how many paraphrase it
+    sources: tuple[Counter, Counter] = (Counter(), Counter())
+    for ex in examples:
+        for counted, occurrences in zip(sources, _occurrences(ex, settings), strict=True):
+            counted.update(occurrences.keys())
     out = RewriteGrammar(config=grammar.config)
     for rule in grammar:
-        exempt = bool(rule.origins & {"copy", "delete", "lexical"})
-        if exempt or sources[0 if "train" in rule.origins else 1][rule.key] >= settings.min_sources:
+        if rule.origins & {"copy", "delete", "lexical"} or _own(rule, sources) >= settings.min_sources:
             out.add(rule)
     return out
 
