@@ -307,18 +307,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             x, y = _keep_examples(train, train_sentences, vectors)
             hx, hy = _keep_examples(held, held_sentences, vectors)
+            w = fit_soft_logistic(x, y)
             if args.turk or args.content or args.bias_grid:  # the shipped classifier's term joins the scores
-                shipped = KeepClassifier(fit_soft_logistic(x, y), vectors.scorer)
+                shipped = KeepClassifier(w, vectors.scorer)
                 fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
                                   *item[2:]) for item in fold_prepared]
             if args.turk:  # the grid weighs a second classifier, of the TurkCorpus shares
                 x, y = _keep_examples(train, train_sentences, vectors, ("turkcorpus",))
                 hx, hy = _keep_examples(held, held_sentences, vectors, ("turkcorpus",))
+                w = fit_soft_logistic(x, y)
         else:
             x, y = _examples(rewriter, train, train_sentences, vectors, args.label)
             hx, hy = _examples(rewriter, held, held_sentences, vectors, args.label,
                                [item[0] for item in fold_prepared])
-        w = fit_soft_logistic(x, y)
+            w = fit_soft_logistic(x, y)
         mean = float((x @ w).mean())
         diagnostics.append({"fold": f, "train_examples": len(y),
                             "train_mean_label": round(float(y.mean()), 4), "heldout_examples": len(hy),
@@ -355,10 +357,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.with_biases:
         return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
-    if args.word_bias_grid:
-        return _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics)
-    if args.bias_grid:
-        return _with_keep_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
+    if args.word_bias_grid:  # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_BIAS,
+                          _word_bias_distance, "keepwb-nested", (SHIPPED_KEEP, 30.0))
+    if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
+                          {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
+                          "keepbias-nested", (0.0, *(getattr(KEEP_BASE, k) for k in GRID_KEEP_BIASES)))
     for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
@@ -383,30 +388,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _with_word_bias(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int:
-    """The thirty-fourth rule: :data:`GRID_WORD_BIAS`, the choice (a winner at the largest word bias
-    extended once to twice it), on all folds and nested (variant ``keepwb-nested``; the shipped setting's
-    rewrites as ``keep480``)."""
-    for combo in itertools.product(*GRID_WORD_BIAS.values()):
-        run(dict(zip(GRID_WORD_BIAS, combo, strict=True)))
-    dims = list(GRID_WORD_BIAS)
+def _word_bias_distance(row: dict) -> float:
+    """The thirty-fourth rule's order after characters: nearest the shipped setting (μ 480, bias 30)."""
+    return abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 30.0) / 30.0
 
-    def distance(row: dict) -> float:
-        return abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 30.0) / 30.0
+
+def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
+               name: str, shipped: tuple) -> int:
+    """The thirty-fourth and thirty-eighth rules: every setting of ``grid`` (its first dimension
+    ``added_weight``, the word bias among the others), the choice (a winner at the largest word bias
+    extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
+    ``shipped`` setting, a key of ``rows``, as ``keep480``)."""
+    for combo in itertools.product(*grid.values()):
+        run(dict(zip(grid, combo, strict=True)))
+    dims = list(grid)
 
     def choose(key: str = "mean_sari") -> dict:
-        return choose_doubling(rows, GRID_WORD_BIAS, "word_bias", run, key, distance)
+        return choose_doubling(rows, grid, "word_bias", run, key, distance)
 
     choice = choose()
     winner = choice["winner"]
-    selected = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
-                "extended": choice["extended"], "classifier": diagnostics,
-                "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, "keepwb-nested")}
+    selected = {"selected": {k: winner[k] for k in dims if len(grid[k]) > 1},
+                "mean_sari": winner["mean_sari"], "extended": choice["extended"], "classifier": diagnostics,
+                "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, name)}
     base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP)
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        shipped = texts_of[(SHIPPED_KEEP, 30.0)][part]
-        _write_variant(RECIPE, f, "keep480", fold_corpus, shipped, base.as_dict())
-    write_result(args.out, rows, selected)
+        _write_variant(RECIPE, f, "keep480", fold_corpus, texts_of[shipped][part], base.as_dict())
+    write_result(out, rows, selected)
     return 0
 
 
@@ -471,32 +479,6 @@ def _keep_bias_distance(row: dict) -> float:
     """The thirty-eighth rule's order after characters: nearest the shipped setting."""
     return (abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
             + abs(row["word_bias"] - 30.0) / 30.0)
-
-
-def _with_keep_biases(args, run, rows, texts_of, corpora, corpus, diagnostics) -> int:
-    """The thirty-eighth rule: :data:`GRID_KEEP_BIASES` with the shipped classifier at 480, the choice (a
-    winner at the largest word bias extended once to twice it), on all folds and nested (variant
-    ``keepbias-nested``; the shipped setting's rewrites as ``keep480``)."""
-    grid = {"added_weight": (0.0,), **GRID_KEEP_BIASES}
-    for combo in itertools.product(*grid.values()):
-        run(dict(zip(grid, combo, strict=True)))
-    dims = list(GRID_KEEP_BIASES)
-
-    def choose(key: str = "mean_sari") -> dict:
-        return choose_doubling(rows, grid, "word_bias", run, key, _keep_bias_distance)
-
-    choice = choose()
-    winner = choice["winner"]
-    selected = {"selected": {k: winner[k] for k in dims}, "mean_sari": winner["mean_sari"],
-                "extended": choice["extended"], "classifier": diagnostics,
-                "nested": _nested(RECIPE, corpora, corpus, texts_of, ["added_weight", *dims], choose,
-                                  "keepbias-nested")}
-    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP)
-    shipped = (0.0, *(getattr(KEEP_BASE, k) for k in dims))
-    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, "keep480", fold_corpus, texts_of[shipped][part], base.as_dict())
-    write_result(args.out, rows, selected)
-    return 0
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
