@@ -23,6 +23,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_min_sources.jsonl          # the thirty-seventh rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --bias-grid \
         --out benchmarks/rewriting_keep_biases.jsonl          # the thirty-eighth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --joint-grid \
+        --out benchmarks/rewriting_keep_joint.jsonl           # the thirty-ninth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -97,6 +99,11 @@ GRID_CONTENT = {"added_weight": (0.0, 120.0, 240.0, 480.0, 960.0)}
 GRID_KEEP_BIASES = {"substitution_bias": (0.0, 60.0, 120.0, 240.0),
                     "insertion_bias": (0.0, 45.0, 90.0, 180.0), "word_bias": (30.0, 60.0, 120.0)}
 """The thirty-eighth rule's grid, with the shipped classifier at 480 (``--keep --bias-grid``)."""
+GRID_JOINT = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (180.0, 240.0, 360.0, 480.0),
+              "substitution_bias": (60.0, 120.0, 240.0), "insertion_bias": (-45.0, 0.0)}
+"""The thirty-ninth rule's grid around the shipped setting (``--keep --joint-grid``)."""
+SHIPPED_38 = (480.0, 240.0, 120.0, 0.0)
+"""The setting stored since the thirty-eighth rule, in :data:`GRID_JOINT`'s order."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
 LOO_RECIPE = "add4-loo"
@@ -277,16 +284,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bias-grid", action="store_true",
                         help="with --keep, the thirty-eighth rule: the shipped classifier at 480 and the "
                              "three biases over GRID_KEEP_BIASES (variants keepbias-nested and keep480)")
+    parser.add_argument("--joint-grid", action="store_true",
+                        help="with --keep, the thirty-ninth rule: mu, the word bias and the substitution "
+                             "and insertion biases over GRID_JOINT (variants keepjoint-nested and "
+                             "shipped38)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
     args = parser.parse_args(argv)
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
-    modes = args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
+    modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
+             + args.joint_grid)
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid, --content, --loo and --bias-grid each need --keep, "
-                     "and exclude each other")
+        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid and --joint-grid each "
+                     "need --keep, and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -360,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.word_bias_grid:  # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_BIAS,
                           _word_bias_distance, "keepwb-nested", (SHIPPED_KEEP, 30.0))
+    if args.joint_grid:  # μ is the grid's first dimension, as in the thirty-fourth rule
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_JOINT,
+                          _joint_distance, "keepjoint-nested", SHIPPED_38, "shipped38")
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -394,11 +409,11 @@ def _word_bias_distance(row: dict) -> float:
 
 
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
-               name: str, shipped: tuple) -> int:
-    """The thirty-fourth and thirty-eighth rules: every setting of ``grid`` (its first dimension
-    ``added_weight``, the word bias among the others), the choice (a winner at the largest word bias
-    extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
-    ``shipped`` setting, a key of ``rows``, as ``keep480``)."""
+               name: str, shipped: tuple, shipped_name: str = "keep480") -> int:
+    """The thirty-fourth, thirty-eighth and thirty-ninth rules: every setting of ``grid`` (its first
+    dimension ``added_weight``, the word bias among the others), the choice (a winner at the largest word
+    bias extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
+    ``shipped`` setting, a key of ``rows``, as ``shipped_name``)."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
     dims = list(grid)
@@ -411,9 +426,11 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
     selected = {"selected": {k: winner[k] for k in dims if len(grid[k]) > 1},
                 "mean_sari": winner["mean_sari"], "extended": choice["extended"], "classifier": diagnostics,
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, name)}
-    base = dataclasses.replace(KEEP_BASE, keep_weight=SHIPPED_KEEP)
+    values = dict(zip(grid, shipped, strict=True))
+    mu = values.pop("added_weight") or SHIPPED_KEEP  # 0: the classifier at 480 is in the scores already
+    base = dataclasses.replace(KEEP_BASE, keep_weight=mu, **values)
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, "keep480", fold_corpus, texts_of[shipped][part], base.as_dict())
+        _write_variant(RECIPE, f, shipped_name, fold_corpus, texts_of[shipped][part], base.as_dict())
     write_result(out, rows, selected)
     return 0
 
@@ -479,6 +496,12 @@ def _keep_bias_distance(row: dict) -> float:
     """The thirty-eighth rule's order after characters: nearest the shipped setting."""
     return (abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
             + abs(row["word_bias"] - 30.0) / 30.0)
+
+
+def _joint_distance(row: dict) -> float:
+    """The thirty-ninth rule's order after characters: nearest the shipped setting (480, 240, 120, 0)."""
+    return (abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 240.0) / 120.0
+            + abs(row["substitution_bias"] - 120.0) / 60.0 + abs(row["insertion_bias"]) / 45.0)
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
