@@ -25,6 +25,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_biases.jsonl          # the thirty-eighth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --joint-grid \
         --out benchmarks/rewriting_keep_joint.jsonl           # the thirty-ninth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --similarity \
+        --out benchmarks/rewriting_similarity.jsonl           # the fortieth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -63,6 +65,7 @@ from dualdecomp.models.rewriting.keep_classifier import (
 )
 from dualdecomp.models.rewriting.loss import ReferenceShares, reference_shares
 from dualdecomp.solvers.rewriting.component import target_word_links, used_tokens
+from dualdecomp.solvers.transducer import WORD
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rewriting_decode_grid import (  # noqa: E402  (a sibling script)
@@ -102,6 +105,10 @@ GRID_KEEP_BIASES = {"substitution_bias": (0.0, 60.0, 120.0, 240.0),
 GRID_JOINT = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (180.0, 240.0, 360.0, 480.0),
               "substitution_bias": (60.0, 120.0, 240.0), "insertion_bias": (-45.0, 0.0)}
 """The thirty-ninth rule's grid around the shipped setting (``--keep --joint-grid``)."""
+GRID_SIMILARITY = (0.0, 120.0, 240.0, 480.0, 960.0)
+"""The fortieth rule's weights ν of the similarity price (``--keep --similarity``), each with the stored
+substitution bias and with it + :data:`SIMILARITY_SUBSTITUTION_STEP`."""
+SIMILARITY_SUBSTITUTION_STEP = 120.0
 SHIPPED_38 = (480.0, 240.0, 120.0, 0.0)
 """The setting stored since the thirty-eighth rule, in :data:`GRID_JOINT`'s order."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
@@ -179,6 +186,43 @@ def features(added: list[Added], states: np.ndarray, vectors: Vectors) -> np.nda
         out[k, 3 * d + 1] = float(a.inserted)
         out[k, 3 * d + 2] = 1.0
     return out
+
+
+def changed_words(rule) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The source words a rule does not write and the target words it writes that its source lacks
+    (case-insensitively), each in order: what the rule replaces, and by what."""
+    source = [f.label for f in rule.source.frontier() if f.kind == WORD]
+    target = [f.label for f in rule.target.frontier() if f.kind == WORD]
+    s_low, t_low = {w.lower() for w in source}, {w.lower() for w in target}
+    return (tuple(w for w in source if w.lower() not in t_low),
+            tuple(w for w in target if w.lower() not in s_low))
+
+
+class PhraseSimilarity:
+    """The cosine of two phrases' mean encoder states, each phrase encoded alone (cached)."""
+
+    def __init__(self, scorer) -> None:
+        self.scorer = scorer
+        self._phrases: dict[tuple[str, ...], np.ndarray] = {}
+
+    def vector(self, words: tuple[str, ...]) -> np.ndarray:
+        if words not in self._phrases:
+            mean = self.scorer.hidden_states(list(words)).astype(np.float64).mean(axis=0)
+            self._phrases[words] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return self._phrases[words]
+
+    def price(self, rule) -> float:
+        """The fortieth rule's price of a rule: (1 − cos(replaced, written)) per target word written that
+        its source lacks; 0 when the rule replaces nothing or writes nothing new."""
+        replaced, written = changed_words(rule)
+        if not replaced or not written:
+            return 0.0
+        return len(written) * (1.0 - float(self.vector(replaced) @ self.vector(written)))
+
+    def hyperedge_prices(self, hg) -> np.ndarray:
+        """:meth:`price` of every hyperedge's rule (float64, shape ``(hyperedges,)``)."""
+        per_rule = np.array([self.price(r) for r in hg.rules], dtype=np.float64)
+        return per_rule[hg.hyperedge_rule] if len(per_rule) else np.zeros(len(hg.hyperedge_rule))
 
 
 def auc(scores: np.ndarray, positive: np.ndarray) -> float:
@@ -288,6 +332,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the thirty-ninth rule: mu, the word bias and the substitution "
                              "and insertion biases over GRID_JOINT (variants keepjoint-nested and "
                              "shipped38)")
+    parser.add_argument("--similarity", action="store_true",
+                        help="with --keep, the fortieth rule: the stored setting and a price nu per "
+                             "substituted word by its phrase similarity (variants similarity-nested and "
+                             "stored40)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -295,10 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid)
+             + args.joint_grid + args.similarity)
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid and --joint-grid each "
-                     "need --keep, and exclude each other")
+        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid and "
+                     "--similarity each need --keep, and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -310,6 +358,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.loo:
         return _leave_one_out(args.out, vectors, args.candidate)
     prepared, corpora, diagnostics = [], [], []
+    base = KEEP_BASE
+    if args.similarity:  # the setting the embedded model stores, its classifier in the scores (below)
+        stored = Rewriter().decoder.settings
+        if stored.keep_weight != SHIPPED_KEEP:
+            parser.error(f"--similarity expects the stored classifier weight {SHIPPED_KEEP}")
+        base = stored.replace(keep_weight=0.0)
+        similarity = PhraseSimilarity(vectors.scorer)
     for f in range(3):
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
         train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
@@ -320,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
             x, y = _keep_examples(train, train_sentences, vectors)
             hx, hy = _keep_examples(held, held_sentences, vectors)
             w = fit_soft_logistic(x, y)
-            if args.turk or args.content or args.bias_grid:  # the shipped classifier's term joins the scores
-                shipped = KeepClassifier(w, vectors.scorer)
+            if args.turk or args.content or args.bias_grid or args.similarity:  # the shipped classifier's
+                shipped = KeepClassifier(w, vectors.scorer)                        # term joins the scores
                 fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
                                   *item[2:]) for item in fold_prepared]
             if args.turk:  # the grid weighs a second classifier, of the TurkCorpus shares
@@ -346,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         for item, sentence in zip(fold_prepared, held_sentences, strict=True):
             hg = item[0]
             terms = (np.zeros(hg.num_hyperedges) if args.bias_grid
+                     else -similarity.hyperedge_prices(hg) if args.similarity
                      else -content_insertion_counts(hg) if args.content
                      else classifier.hyperedge_terms(hg) if args.keep
                      else hyperedge_terms(hg, sentence.tokens, vectors, w, mean))
@@ -360,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(setting: dict[str, float]) -> None:
         t0 = time.perf_counter()
-        settings = dataclasses.replace(KEEP_BASE, **{k: v for k, v in setting.items() if k != "added_weight"})
+        settings = dataclasses.replace(base, **{k: v for k, v in setting.items() if k != "added_weight"})
         texts, certified = _rewrites(prepared, settings, setting["added_weight"], keep_centred=False)
         row = setting_row(setting, corpus, texts, certified, time.perf_counter() - t0, splits)
         rows[tuple(setting.values())] = row
@@ -372,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.word_bias_grid:  # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_BIAS,
                           _word_bias_distance, "keepwb-nested", (SHIPPED_KEEP, 30.0))
+    if args.similarity:
+        return _similarity(args.out, run, rows, texts_of, corpora, corpus, diagnostics, base)
     if args.joint_grid:  # μ is the grid's first dimension, as in the thirty-fourth rule
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_JOINT,
                           _joint_distance, "keepjoint-nested", SHIPPED_38, "shipped38")
@@ -496,6 +554,35 @@ def _keep_bias_distance(row: dict) -> float:
     """The thirty-eighth rule's order after characters: nearest the shipped setting."""
     return (abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
             + abs(row["word_bias"] - 30.0) / 30.0)
+
+
+def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, base) -> int:
+    """The fortieth rule: ν over :data:`GRID_SIMILARITY` × the stored substitution bias and it +
+    :data:`SIMILARITY_SUBSTITUTION_STEP` (the other settings stored), the choice (a winner at the largest
+    ν extended once to twice it) on all folds and nested (variant ``similarity-nested``; the stored
+    setting's rewrites as ``stored40``)."""
+    stored = base.substitution_bias
+    grid = {"added_weight": GRID_SIMILARITY,
+            "substitution_bias": (stored, stored + SIMILARITY_SUBSTITUTION_STEP)}
+    for combo in itertools.product(*grid.values()):
+        run(dict(zip(grid, combo, strict=True)))
+
+    def distance(row: dict) -> tuple[float, float]:
+        return row["added_weight"], abs(row["substitution_bias"] - stored)
+
+    def choose(key: str = "mean_sari") -> dict:
+        return choose_doubling(rows, grid, "added_weight", run, key, distance)
+
+    choice = choose()
+    winner = choice["winner"]
+    selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
+                "extended": choice["extended"], "classifier": diagnostics, "stored": base.as_dict(),
+                "nested": _nested(RECIPE, corpora, corpus, texts_of, list(grid), choose, "similarity-nested")}
+    setting = dataclasses.replace(base, keep_weight=SHIPPED_KEEP).as_dict()
+    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+        _write_variant(RECIPE, f, "stored40", fold_corpus, texts_of[(0.0, stored)][part], setting)
+    write_result(out, rows, selected)
+    return 0
 
 
 def _joint_distance(row: dict) -> float:
