@@ -358,12 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.loo:
         return _leave_one_out(args.out, vectors, args.candidate)
     prepared, corpora, diagnostics = [], [], []
-    base = KEEP_BASE
+    base, baked = KEEP_BASE, SHIPPED_KEEP
     if args.similarity:  # the setting the embedded model stores, its classifier in the scores (below)
         stored = Rewriter().decoder.settings
-        if stored.keep_weight != SHIPPED_KEEP:
-            parser.error(f"--similarity expects the stored classifier weight {SHIPPED_KEEP}")
-        base = stored.replace(keep_weight=0.0)
+        if stored.keep_weight == 0.0:
+            parser.error("--similarity expects a stored keep classifier weight")
+        baked, base = stored.keep_weight, stored.replace(keep_weight=0.0)
         similarity = PhraseSimilarity(vectors.scorer)
     for f in range(3):
         rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             w = fit_soft_logistic(x, y)
             if args.turk or args.content or args.bias_grid or args.similarity:  # the shipped classifier's
                 shipped = KeepClassifier(w, vectors.scorer)                        # term joins the scores
-                fold_prepared = [(item[0], item[1] + SHIPPED_KEEP * shipped.hyperedge_terms(item[0]),
+                fold_prepared = [(item[0], item[1] + baked * shipped.hyperedge_terms(item[0]),
                                   *item[2:]) for item in fold_prepared]
             if args.turk:  # the grid weighs a second classifier, of the TurkCorpus shares
                 x, y = _keep_examples(train, train_sentences, vectors, ("turkcorpus",))
@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_BIAS,
                           _word_bias_distance, "keepwb-nested", (SHIPPED_KEEP, 30.0))
     if args.similarity:
-        return _similarity(args.out, run, rows, texts_of, corpora, corpus, diagnostics, base)
+        return _similarity(args.out, run, rows, texts_of, corpora, corpus, diagnostics, base, baked)
     if args.joint_grid:  # μ is the grid's first dimension, as in the thirty-fourth rule
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_JOINT,
                           _joint_distance, "keepjoint-nested", SHIPPED_38, "shipped38")
@@ -556,9 +556,10 @@ def _keep_bias_distance(row: dict) -> float:
             + abs(row["word_bias"] - 30.0) / 30.0)
 
 
-def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, base) -> int:
+def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, base, baked: float) -> int:
     """The fortieth rule: ν over :data:`GRID_SIMILARITY` × the stored substitution bias and it +
-    :data:`SIMILARITY_SUBSTITUTION_STEP` (the other settings stored), the choice (a winner at the largest
+    :data:`SIMILARITY_SUBSTITUTION_STEP` (the other settings stored, the classifier at the stored weight
+    ``baked`` in the scores), the choice (a winner at the largest
     ν extended once to twice it) on all folds and nested (variant ``similarity-nested``; the stored
     setting's rewrites as ``stored40``)."""
     stored = base.substitution_bias
@@ -578,7 +579,7 @@ def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, ba
     selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
                 "extended": choice["extended"], "classifier": diagnostics, "stored": base.as_dict(),
                 "nested": _nested(RECIPE, corpora, corpus, texts_of, list(grid), choose, "similarity-nested")}
-    setting = dataclasses.replace(base, keep_weight=SHIPPED_KEEP).as_dict()
+    setting = dataclasses.replace(base, keep_weight=baked).as_dict()
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
         _write_variant(RECIPE, f, "stored40", fold_corpus, texts_of[(0.0, stored)][part], setting)
     write_result(out, rows, selected)
