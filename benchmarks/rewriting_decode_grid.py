@@ -93,7 +93,7 @@ from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.lm_matrix import bigram_matrix
 from dualdecomp.models.rewriting.model import bias_counts, hyperedge_scores
-from dualdecomp.solvers.rewriting import decode, sentence_case
+from dualdecomp.solvers.rewriting import decode, rewrite_text
 from dualdecomp.solvers.rewriting.component import used_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,7 +186,7 @@ def _rewrites(prepared: list[tuple], settings: DecodeSettings, keep_weight: floa
             scores = scores + keep_weight * (sums - mean * used if keep_centred else sums)
         der = decode(hg, scores, dec.lm_matrix(hg, bigrams), None, dec.max_states)
         certified += bool(der.certified)
-        texts.append(sentence_case(der.text, source))
+        texts.append(rewrite_text(der.words, source))
     return texts, certified
 
 

@@ -414,3 +414,37 @@ def test_sentence_case_follows_the_source():
     assert sentence_case("iPhone sales rose.", "iPhone sales rose sharply.") == "iPhone sales rose."
     assert sentence_case("", "The end.") == ""
     assert len(sentence_case("the end.", "The end.")) == len("the end.")
+
+
+def test_rule_word_case_lowers_only_function_words_a_rule_capitalised():
+    from dualdecomp.solvers.rewriting import rewrite_text, rule_word_case
+
+    source = "The Administrators are, by contrast, appointed by the Governor-General."
+    words = ("the", "Administrators", "are", "made", "By", "the", "Governor-General", ".")
+    assert rule_word_case(words, source) == ("the", "Administrators", "are", "made", "by", "the",
+                                             "Governor-General", ".")
+    assert rewrite_text(words, source) == "The Administrators are made by the Governor-General."
+    # the first word, a word after a sentence break or an opening quotation, a copied capital, "I",
+    # an acronym and a capitalised content word are left as they are
+    assert rule_word_case(("Also", "it", "."), "It ran.") == ("Also", "it", ".")
+    assert rule_word_case(("it", "ran", ".", "Also", "it", "hid"), "It ran and hid.")[3] == "Also"
+    assert rule_word_case(("a", "\"", "Just", "Say", "No", "\""), "a \"Just Say No\" campaign") \
+        == ("a", "\"", "Just", "Say", "No", "\"")
+    assert rule_word_case(("he", "and", "I", "saw", "US", "Army", "THAT"), "He saw it.") \
+        == ("he", "and", "I", "saw", "US", "Army", "THAT")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["Also", "also", "By", "the", "Cat", ".", "(", "I", "US", "Since", ","]),
+                max_size=12),
+       st.sampled_from(["Also by the cat.", "the cat", "Since I saw US."]))
+def test_rule_word_case_keeps_lengths_and_source_words(words, source):
+    from dualdecomp.solvers.rewriting import detokenise_words, rewrite_text, rule_word_case
+
+    out = rule_word_case(words, source)
+    assert [len(w) for w in out] == [len(w) for w in words]
+    assert [w.lower() for w in out] == [w.lower() for w in words]
+    assert rule_word_case(out, source) == out
+    source_words = set(source.replace(".", " ").split())
+    assert all(a == b for a, b in zip(out, words, strict=True) if b in source_words)
+    assert len(rewrite_text(words, source)) == len(detokenise_words(words))

@@ -60,7 +60,7 @@ from dualdecomp.engine.decode import decode
 from dualdecomp.models.rewriting.decode_settings import SETTINGS
 from dualdecomp.models.rewriting.model import DecodeSettings, RewriteDecoder, load_rewrite_decoder
 from dualdecomp.solvers.paired import PairedTokens
-from dualdecomp.solvers.rewriting import Budget, Operations, sentence_case
+from dualdecomp.solvers.rewriting import Budget, Operations, rewrite_text
 
 if TYPE_CHECKING:
     # lazy: for the annotation only (the batch imports this module)
@@ -339,7 +339,7 @@ class Rewriter:
         seconds = perf_counter() - start
         rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
         source = detokenise(sentence, np.ones(sentence.n, dtype=bool))
-        return Rewrite(text=source, rewrite=sentence_case(der.text, source),
+        return Rewrite(text=source, rewrite=rewrite_text(der.words, source),
                        words=tuple(der.words), primal=float(der.score),
                        dual=float(der.score) if der.certified else None,
                        gap=0.0 if der.certified else None, certified=bool(der.certified), seconds=seconds,
@@ -378,7 +378,7 @@ class Rewriter:
         hg = chart.hypergraph
         rules = tuple(str(hg.rule(e).key) for e in der.hyperedges)
         source = detokenise(sentence, np.ones(sentence.n, dtype=bool))
-        return Rewrite(text=source, rewrite=sentence_case(der.text, source),
+        return Rewrite(text=source, rewrite=rewrite_text(der.words, source),
                        words=tuple(der.words), primal=float(result.primal), dual=float(result.dual),
                        gap=float(result.gap), certified=bool(result.certified), seconds=seconds,
                        operations=der.operations, method=self.engine_method(bool(pairs)), rules=rules,

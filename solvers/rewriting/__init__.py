@@ -33,6 +33,8 @@ from dualdecomp.solvers.rewriting.text import (
     detokenise_words,
     joins_left,
     joins_right,
+    rewrite_text,
+    rule_word_case,
     sentence_case,
     space_between,
     text_chars,
@@ -43,5 +45,5 @@ __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operation
            "build_rewrite_hypergraph", "copied_token_lists", "copied_tokens", "decode", "derivation_score",
            "detokenise_words", "from_deletion_rule", "joins_left", "joins_right", "keep_means_copied",
            "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
-           "rewriting_coverage_rules", "save_rewrite_grammar", "sentence_case", "space_between",
-           "target_word_links", "text_chars", "used_tokens"]
+           "rewrite_text", "rewriting_coverage_rules", "rule_word_case", "save_rewrite_grammar",
+           "sentence_case", "space_between", "target_word_links", "text_chars", "used_tokens"]

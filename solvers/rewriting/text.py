@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CLITICS", "CLOSING", "OPENING", "detokenise_words", "joins_left", "joins_right", "sentence_case",
-           "space_between", "text_chars"]
+__all__ = ["CLITICS", "CLOSING", "OPENING", "SENTENCE_BREAKS", "detokenise_words", "joins_left",
+           "joins_right", "rewrite_text", "rule_word_case", "sentence_case", "space_between", "text_chars"]
 
 CLOSING = frozenset(",.;:!?)]}%…")
 """Characters of closing punctuation: a word made only of these attaches to the left."""
@@ -39,6 +39,9 @@ OPENING = frozenset({"(", "[", "{", "$", "£", "€", "¥", "-"})
 
 HYPHENS = frozenset({"-"})
 """Tokens that attach on both sides (also in :data:`OPENING`)."""
+
+SENTENCE_BREAKS = frozenset({".", "!", "?", ":", ";", '"', "``", "''", "(", "“"})
+"""Tokens after which a capital may start a sentence or a quotation (:func:`rule_word_case`)."""
 
 
 def joins_left(word: str) -> bool:
@@ -113,3 +116,81 @@ def sentence_case(rewrite: str, source: str) -> str:
         if ch.isalpha():
             return rewrite[:i] + ch.upper() + rewrite[i + 1:] if ch.islower() else rewrite
     return rewrite
+
+
+def _function_words() -> frozenset[str]:
+    import spacy.lang.en.stop_words  # lazy: spaCy (slow to import) is needed only for written text
+    return frozenset(spacy.lang.en.stop_words.STOP_WORDS)
+
+
+_FUNCTION_WORDS: frozenset[str] | None = None
+
+
+def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
+    """The rewrite's words with the capital a rule brought from a reference undone on function words.
+
+    A rule's target words keep the case they had in the reference they were learnt from, so a word that
+    began a reference sentence ("Also, ...", "By contrast, ...") is written capitalised wherever the rule
+    fires ("was Also used", "made By the Governor-General"). A word is lower-cased here when it is
+    capitalised (its first letter upper-case, the others lower-case), is a function word (spaCy's English
+    stop words, "I" excepted), is not written that way anywhere in ``source`` (so a copied word keeps its
+    case) and is neither the first word nor written after a sentence break or an opening quotation or
+    bracket (:data:`SENTENCE_BREAKS`). Lengths do not change, so a character budget still holds.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The rewrite's words (the chart's yield).
+    source : str
+        The source sentence as given.
+
+    Returns
+    -------
+    tuple of str
+        e.g. ``("He", "has", "Also", "won")`` with source ``"He has won."`` → ``("He", "has", "also",
+        "won")``.
+    """
+    global _FUNCTION_WORDS
+    if _FUNCTION_WORDS is None:
+        _FUNCTION_WORDS = _function_words()
+    out = list(words)
+    in_source = set(_source_words(source))
+    for t in range(1, len(out)):
+        w = out[t]
+        if (len(w) > 1 and w.isalpha() and w[0].isupper() and w[1:].islower() and w.lower() in _FUNCTION_WORDS
+                and out[t - 1] not in SENTENCE_BREAKS and w not in in_source):
+            out[t] = w.lower()
+    return tuple(out)
+
+
+def _source_words(source: str) -> list[str]:
+    """The alphabetic runs of ``source`` (its words without the punctuation attached to them)."""
+    words, run = [], []
+    for ch in source:
+        if ch.isalpha():
+            run.append(ch)
+        elif run:
+            words.append("".join(run))
+            run = []
+    if run:
+        words.append("".join(run))
+    return words
+
+
+def rewrite_text(words: Sequence[str], source: str) -> str:
+    """The text of a rewrite as it is written out: :func:`rule_word_case`, then
+    :func:`detokenise_words`, then :func:`sentence_case` (same length as ``detokenise_words(words)``).
+
+    Parameters
+    ----------
+    words : sequence of str
+        The rewrite's words.
+    source : str
+        The source sentence as given.
+
+    Returns
+    -------
+    str
+    """
+    return sentence_case(detokenise_words(rule_word_case(words, source)), source)
+
