@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule
+from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule, function_words
 from dualdecomp.solvers.transducer import WORD, Frag
 
 __all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "POS_COLUMNS", "RELATIONS",
@@ -136,11 +136,10 @@ def content_insertions(rule: RewriteRule) -> int:
     lowercased form is not in spaCy's English ``STOP_WORDS`` and has a letter or digit ("the", "was",
     "," are not; "clarinet", "1827" are). A rule that deletes a subtree and writes such words in its place
     fires on any subtree of that shape (the thirty-fifth rule of ``docs/rewriting.md``)."""
-    from spacy.lang.en.stop_words import STOP_WORDS  # lazy: spaCy's import is slow; only this needs it
-
+    stop = function_words()
     target = [f.label for f in rule.target.frontier() if f.kind == WORD]
     return sum(1 for w, j in zip(target, rule.word_links, strict=True)
-               if j is None and w.lower() not in STOP_WORDS and any(c.isalnum() for c in w))
+               if j is None and w.lower() not in stop and any(c.isalnum() for c in w))
 
 
 def content_insertion_counts(hg: RewriteHypergraph) -> np.ndarray:

@@ -31,6 +31,7 @@ from dualdecomp.solvers.rewriting.hypergraph import RewriteHypergraph, build_rew
 from dualdecomp.solvers.rewriting.rules import OPERATIONS, Operations, RewriteRule, reordered_count
 from dualdecomp.solvers.rewriting.text import (
     detokenise_words,
+    function_words,
     joins_left,
     joins_right,
     rewrite_text,
@@ -43,7 +44,7 @@ from dualdecomp.solvers.rewriting.text import (
 __all__ = ["APPROXIMATE", "Budget", "EXACT", "OPERATIONS", "ORIGINS", "Operations", "RewriteComponent",
            "RewriteDerivation", "RewriteGrammar", "RewriteGrammarConfig", "RewriteHypergraph", "RewriteRule",
            "build_rewrite_hypergraph", "copied_token_lists", "copied_tokens", "decode", "derivation_score",
-           "detokenise_words", "from_deletion_rule", "joins_left", "joins_right", "keep_means_copied",
-           "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
+           "detokenise_words", "from_deletion_rule", "function_words", "joins_left", "joins_right",
+           "keep_means_copied", "lm_score", "load_rewrite_grammar", "reordered_count", "restrict_hypergraph",
            "rewrite_text", "rewriting_coverage_rules", "rule_word_case", "save_rewrite_grammar",
            "sentence_case", "space_between", "target_word_links", "text_chars", "used_tokens"]

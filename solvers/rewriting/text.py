@@ -22,10 +22,13 @@ and the yield's first word.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
-__all__ = ["CLITICS", "CLOSING", "OPENING", "SENTENCE_BREAKS", "detokenise_words", "joins_left",
-           "joins_right", "rewrite_text", "rule_word_case", "sentence_case", "space_between", "text_chars"]
+__all__ = ["CLITICS", "CLOSING", "OPENING", "SENTENCE_BREAKS", "detokenise_words", "function_words",
+           "joins_left", "joins_right", "rewrite_text", "rule_word_case", "sentence_case", "space_between",
+           "text_chars"]
 
 CLOSING = frozenset(",.;:!?)]}%…")
 """Characters of closing punctuation: a word made only of these attaches to the left."""
@@ -118,12 +121,12 @@ def sentence_case(rewrite: str, source: str) -> str:
     return rewrite
 
 
-def _function_words() -> frozenset[str]:
-    import spacy.lang.en.stop_words  # lazy: spaCy (slow to import) is needed only for written text
+@functools.cache
+def function_words() -> frozenset[str]:
+    """spaCy's English stop words (lower-cased): the function words of :func:`rule_word_case` and of the
+    rewriting model's content-word counts."""
+    import spacy.lang.en.stop_words  # lazy: spaCy (slow to import) is needed only for these words
     return frozenset(spacy.lang.en.stop_words.STOP_WORDS)
-
-
-_FUNCTION_WORDS: frozenset[str] | None = None
 
 
 def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
@@ -150,31 +153,15 @@ def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
         e.g. ``("He", "has", "Also", "won")`` with source ``"He has won."`` → ``("He", "has", "also",
         "won")``.
     """
-    global _FUNCTION_WORDS
-    if _FUNCTION_WORDS is None:
-        _FUNCTION_WORDS = _function_words()
+    stop = function_words()
     out = list(words)
-    in_source = set(_source_words(source))
+    in_source = set(re.findall(r"[^\W\d_]+", source))  # the source's alphabetic runs
     for t in range(1, len(out)):
         w = out[t]
-        if (len(w) > 1 and w.isalpha() and w[0].isupper() and w[1:].islower() and w.lower() in _FUNCTION_WORDS
+        if (len(w) > 1 and w.isalpha() and w[0].isupper() and w[1:].islower() and w.lower() in stop
                 and out[t - 1] not in SENTENCE_BREAKS and w not in in_source):
             out[t] = w.lower()
     return tuple(out)
-
-
-def _source_words(source: str) -> list[str]:
-    """The alphabetic runs of ``source`` (its words without the punctuation attached to them)."""
-    words, run = [], []
-    for ch in source:
-        if ch.isalpha():
-            run.append(ch)
-        elif run:
-            words.append("".join(run))
-            run = []
-    if run:
-        words.append("".join(run))
-    return words
 
 
 def rewrite_text(words: Sequence[str], source: str) -> str:
