@@ -56,7 +56,8 @@ from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, RewriteCorpus, rea
 from dualdecomp.data.parsing import tokenise_text
 from dualdecomp.data.trees import from_dependency
 from dualdecomp.models.neural import load_neural_model
-from dualdecomp.models.rewriting.application import content_insertion_counts
+from dualdecomp.models.rewriting.application import content_insertion_counts, per_rule_values
+from dualdecomp.models.rewriting.decode_settings import DecodeSettings
 from dualdecomp.models.rewriting.keep_classifier import (
     KeepClassifier,
     fit_soft_logistic,
@@ -221,8 +222,7 @@ class PhraseSimilarity:
 
     def hyperedge_prices(self, hg) -> np.ndarray:
         """:meth:`price` of every hyperedge's rule (float64, shape ``(hyperedges,)``)."""
-        per_rule = np.array([self.price(r) for r in hg.rules], dtype=np.float64)
-        return per_rule[hg.hyperedge_rule] if len(per_rule) else np.zeros(len(hg.hyperedge_rule))
+        return per_rule_values(hg, self.price)
 
 
 def auc(scores: np.ndarray, positive: np.ndarray) -> float:
@@ -467,28 +467,32 @@ def _word_bias_distance(row: dict) -> float:
 
 
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
-               name: str, shipped: tuple, shipped_name: str = "keep480") -> int:
-    """The thirty-fourth, thirty-eighth and thirty-ninth rules: every setting of ``grid`` (its first
-    dimension ``added_weight``, the word bias among the others), the choice (a winner at the largest word
-    bias extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
-    ``shipped`` setting, a key of ``rows``, as ``shipped_name``)."""
+               name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
+               base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
+               extra: dict | None = None) -> int:
+    """The thirty-fourth, thirty-eighth, thirty-ninth and fortieth rules: every setting of ``grid`` (its
+    first dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the largest
+    ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
+    ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's weight ``baked``
+    where the setting's ``added_weight`` is 0: the classifier is in the scores already). ``extra`` joins
+    the recorded choice."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
     dims = list(grid)
 
     def choose(key: str = "mean_sari") -> dict:
-        return choose_doubling(rows, grid, "word_bias", run, key, distance)
+        return choose_doubling(rows, grid, doubled, run, key, distance)
 
     choice = choose()
     winner = choice["winner"]
     selected = {"selected": {k: winner[k] for k in dims if len(grid[k]) > 1},
                 "mean_sari": winner["mean_sari"], "extended": choice["extended"], "classifier": diagnostics,
-                "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, name)}
+                **(extra or {}), "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, name)}
     values = dict(zip(grid, shipped, strict=True))
-    mu = values.pop("added_weight") or SHIPPED_KEEP  # 0: the classifier at 480 is in the scores already
-    base = dataclasses.replace(KEEP_BASE, keep_weight=mu, **values)
+    mu = values.pop("added_weight") or baked
+    setting = dataclasses.replace(base, keep_weight=mu, **values).as_dict()
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, shipped_name, fold_corpus, texts_of[shipped][part], base.as_dict())
+        _write_variant(RECIPE, f, shipped_name, fold_corpus, texts_of[shipped][part], setting)
     write_result(out, rows, selected)
     return 0
 
@@ -559,31 +563,18 @@ def _keep_bias_distance(row: dict) -> float:
 def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, base, baked: float) -> int:
     """The fortieth rule: ν over :data:`GRID_SIMILARITY` × the stored substitution bias and it +
     :data:`SIMILARITY_SUBSTITUTION_STEP` (the other settings stored, the classifier at the stored weight
-    ``baked`` in the scores), the choice (a winner at the largest
-    ν extended once to twice it) on all folds and nested (variant ``similarity-nested``; the stored
-    setting's rewrites as ``stored40``)."""
+    ``baked`` in the scores), the choice (a winner at the largest ν extended once to twice it) on all folds
+    and nested (variant ``similarity-nested``; the stored setting's rewrites as ``stored40``)."""
     stored = base.substitution_bias
     grid = {"added_weight": GRID_SIMILARITY,
             "substitution_bias": (stored, stored + SIMILARITY_SUBSTITUTION_STEP)}
-    for combo in itertools.product(*grid.values()):
-        run(dict(zip(grid, combo, strict=True)))
 
     def distance(row: dict) -> tuple[float, float]:
         return row["added_weight"], abs(row["substitution_bias"] - stored)
 
-    def choose(key: str = "mean_sari") -> dict:
-        return choose_doubling(rows, grid, "added_weight", run, key, distance)
-
-    choice = choose()
-    winner = choice["winner"]
-    selected = {"selected": {k: winner[k] for k in grid}, "mean_sari": winner["mean_sari"],
-                "extended": choice["extended"], "classifier": diagnostics, "stored": base.as_dict(),
-                "nested": _nested(RECIPE, corpora, corpus, texts_of, list(grid), choose, "similarity-nested")}
-    setting = dataclasses.replace(base, keep_weight=baked).as_dict()
-    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, "stored40", fold_corpus, texts_of[(0.0, stored)][part], setting)
-    write_result(out, rows, selected)
-    return 0
+    return _keep_grid(out, run, rows, texts_of, corpora, corpus, diagnostics, grid, distance,
+                      "similarity-nested", (0.0, stored), "stored40", "added_weight", base, baked,
+                      {"stored": base.as_dict()})
 
 
 def _joint_distance(row: dict) -> float:

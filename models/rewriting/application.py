@@ -29,6 +29,8 @@ stays exact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from dualdecomp.solvers.rewriting import OPERATIONS, RewriteHypergraph, RewriteRule, function_words
@@ -37,7 +39,7 @@ from dualdecomp.solvers.transducer import WORD, Frag
 __all__ = ["APPLICATION", "CONTENT_TAGS", "HEAD_COLUMNS", "POS_CLASSES", "POS_COLUMNS", "RELATIONS",
            "RELATION_COLUMNS",
            "application_values", "bias_counts", "content_insertion_counts", "content_insertions",
-           "hyperedge_counts", "lexical_substitutions", "pos_class"]
+           "hyperedge_counts", "lexical_substitutions", "per_rule_values", "pos_class"]
 
 POS_CLASSES = ("noun", "proper", "verb", "adj", "adv", "num", "pron", "det", "adp", "conj", "punct",
                "other")
@@ -125,8 +127,7 @@ def bias_counts(hg: RewriteHypergraph, content_only: bool = False) -> np.ndarray
     ``content_only``: content words only), target words inserted (float64, shape ``(hyperedges, 3)``)."""
     out = np.empty((len(hg.hyperedge_rule), 3), dtype=np.float64)
     out[:, 0] = hyperedge_counts(hg)[1]
-    per_rule = np.array([lexical_substitutions(r, content_only) for r in hg.rules], dtype=np.float64)
-    out[:, 1] = per_rule[hg.hyperedge_rule] if len(per_rule) else 0.0
+    out[:, 1] = per_rule_values(hg, lambda rule: lexical_substitutions(rule, content_only))
     out[:, 2] = hg.operations[:, OPERATIONS.index("inserted")]
     return out
 
@@ -144,7 +145,13 @@ def content_insertions(rule: RewriteRule) -> int:
 
 def content_insertion_counts(hg: RewriteHypergraph) -> np.ndarray:
     """Per hyperedge: its rule's :func:`content_insertions` (float64, shape ``(hyperedges,)``)."""
-    per_rule = np.array([content_insertions(r) for r in hg.rules], dtype=np.float64)
+    return per_rule_values(hg, content_insertions)
+
+
+def per_rule_values(hg: RewriteHypergraph, value: Callable[[RewriteRule], float]) -> np.ndarray:
+    """Per hyperedge: ``value`` of its rule, computed once per rule of ``hg`` (float64, shape
+    ``(hyperedges,)``)."""
+    per_rule = np.array([value(r) for r in hg.rules], dtype=np.float64)
     return per_rule[hg.hyperedge_rule] if len(per_rule) else np.zeros(len(hg.hyperedge_rule))
 
 

@@ -180,4 +180,3 @@ def rewrite_text(words: Sequence[str], source: str) -> str:
     str
     """
     return sentence_case(detokenise_words(rule_word_case(words, source)), source)
-
