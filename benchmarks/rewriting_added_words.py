@@ -27,6 +27,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_joint.jsonl           # the thirty-ninth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --similarity \
         --out benchmarks/rewriting_similarity.jsonl           # the fortieth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --edge-grid \
+        --out benchmarks/rewriting_keep_edges.jsonl           # the forty-first rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -112,6 +114,11 @@ substitution bias and with it + :data:`SIMILARITY_SUBSTITUTION_STEP`."""
 SIMILARITY_SUBSTITUTION_STEP = 120.0
 SHIPPED_38 = (480.0, 240.0, 120.0, 0.0)
 """The setting stored since the thirty-eighth rule, in :data:`GRID_JOINT`'s order."""
+GRID_EDGE = {"added_weight": (960.0, 1920.0, 3840.0), "word_bias": (240.0, 360.0),
+             "substitution_bias": (-30.0, 0.0, 30.0, 60.0), "insertion_bias": (-90.0, -45.0)}
+"""The forty-first rule's grid past the thirty-ninth rule's edges (``--keep --edge-grid``)."""
+SHIPPED_39 = (960.0, 240.0, 60.0, -45.0)
+"""The setting stored since the thirty-ninth rule, in :data:`GRID_EDGE`'s order."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
 LOO_RECIPE = "add4-loo"
@@ -336,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the fortieth rule: the stored setting and a price nu per "
                              "substituted word by its phrase similarity (variants similarity-nested and "
                              "stored40)")
+    parser.add_argument("--edge-grid", action="store_true",
+                        help="with --keep, the forty-first rule: the four weights over GRID_EDGE, past "
+                             "the thirty-ninth rule's edges (variants keepedge-nested and shipped39)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -343,10 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid + args.similarity)
+             + args.joint_grid + args.similarity + args.edge_grid)
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid and "
-                     "--similarity each need --keep, and exclude each other")
+        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
+                     "--similarity and --edge-grid each need --keep, and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -433,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.joint_grid:  # μ is the grid's first dimension, as in the thirty-fourth rule
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_JOINT,
                           _joint_distance, "keepjoint-nested", SHIPPED_38, "shipped38")
+    if args.edge_grid:  # the thirty-ninth rule's winner sat at the largest μ: μ is doubled here
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_EDGE,
+                          _edge_distance, "keepedge-nested", SHIPPED_39, "shipped39", "added_weight")
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -470,12 +483,12 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None) -> int:
-    """The thirty-fourth, thirty-eighth, thirty-ninth and fortieth rules: every setting of ``grid`` (its
-    first dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the largest
-    ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the rewrites of the
-    ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's weight ``baked``
-    where the setting's ``added_weight`` is 0: the classifier is in the scores already). ``extra`` joins
-    the recorded choice."""
+    """The thirty-fourth, thirty-eighth, thirty-ninth, fortieth and forty-first rules: every setting of
+    ``grid`` (its first dimension ``added_weight``; the other settings ``base``'s), the choice (a winner
+    at the largest ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
+    rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
+    weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the scores already).
+    ``extra`` joins the recorded choice."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
     dims = list(grid)
@@ -581,6 +594,12 @@ def _joint_distance(row: dict) -> float:
     """The thirty-ninth rule's order after characters: nearest the shipped setting (480, 240, 120, 0)."""
     return (abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 240.0) / 120.0
             + abs(row["substitution_bias"] - 120.0) / 60.0 + abs(row["insertion_bias"]) / 45.0)
+
+
+def _edge_distance(row: dict) -> float:
+    """The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
+    return (abs(np.log2(row["added_weight"] / SHIPPED_39[0])) + abs(row["word_bias"] - 240.0) / 120.0
+            + abs(row["substitution_bias"] - 60.0) / 30.0 + abs(row["insertion_bias"] + 45.0) / 45.0)
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
