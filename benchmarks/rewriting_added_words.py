@@ -29,6 +29,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_similarity.jsonl           # the fortieth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --edge-grid \
         --out benchmarks/rewriting_keep_edges.jsonl           # the forty-first rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --insertion-grid \
+        --out benchmarks/rewriting_keep_insertions.jsonl      # the forty-second rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -119,6 +121,10 @@ GRID_EDGE = {"added_weight": (960.0, 1920.0, 3840.0), "word_bias": (240.0, 360.0
 """The forty-first rule's grid past the thirty-ninth rule's edges (``--keep --edge-grid``)."""
 SHIPPED_39 = (960.0, 240.0, 60.0, -45.0)
 """The setting stored since the thirty-ninth rule, in :data:`GRID_EDGE`'s order."""
+GRID_INSERTION = {"added_weight": (960.0,), "word_bias": (240.0, 300.0),
+                  "substitution_bias": (0.0, 30.0, 60.0),
+                  "insertion_bias": (-45.0, -90.0, -135.0, -180.0, -270.0)}
+"""The forty-second rule's grid past the forty-first rule's insertion edge (``--keep --insertion-grid``)."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
 LOO_RECIPE = "add4-loo"
@@ -346,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edge-grid", action="store_true",
                         help="with --keep, the forty-first rule: the four weights over GRID_EDGE, past "
                              "the thirty-ninth rule's edges (variants keepedge-nested and shipped39)")
+    parser.add_argument("--insertion-grid", action="store_true",
+                        help="with --keep, the forty-second rule: the insertion bias past -90 over "
+                             "GRID_INSERTION (variants keepins-nested and shipped39)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -353,10 +362,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid + args.similarity + args.edge_grid)
+             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid)
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity and --edge-grid each need --keep, and exclude each other")
+                     "--similarity, --edge-grid and --insertion-grid each need --keep, and exclude each "
+                     "other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -446,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.edge_grid:  # the thirty-ninth rule's winner sat at the largest μ: μ is doubled here
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_EDGE,
                           _edge_distance, "keepedge-nested", SHIPPED_39, "shipped39", "added_weight")
+    if args.insertion_grid:  # a winner at the most negative insertion bias is extended to twice it
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_INSERTION,
+                          _insertion_distance, "keepins-nested", SHIPPED_39, "shipped39", "insertion_bias")
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -600,6 +613,12 @@ def _edge_distance(row: dict) -> float:
     """The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
     return (abs(np.log2(row["added_weight"] / SHIPPED_39[0])) + abs(row["word_bias"] - 240.0) / 120.0
             + abs(row["substitution_bias"] - 60.0) / 30.0 + abs(row["insertion_bias"] + 45.0) / 45.0)
+
+
+def _insertion_distance(row: dict) -> float:
+    """The forty-second rule's order after characters: nearest the stored setting (240, 60, −45)."""
+    return (abs(row["word_bias"] - 240.0) / 60.0 + abs(row["substitution_bias"] - 60.0) / 30.0
+            + abs(row["insertion_bias"] + 45.0) / 45.0)
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:

@@ -113,7 +113,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4/keepbias-nested", "add4/keep480"): "thirty-eighth",
          ("add4/keepjoint-nested", "add4/shipped38"): "thirty-ninth",
          ("add4/similarity-nested", "add4/stored40"): "fortieth",
-         ("add4/keepedge-nested", "add4/shipped39"): "forty-first"}
+         ("add4/keepedge-nested", "add4/shipped39"): "forty-first",
+         ("add4/keepins-nested", "add4/shipped39"): "forty-second"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""
