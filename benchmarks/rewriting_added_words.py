@@ -31,6 +31,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_edges.jsonl           # the forty-first rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --insertion-grid \
         --out benchmarks/rewriting_keep_insertions.jsonl      # the forty-second rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --turk-first \
+        --out benchmarks/rewriting_turk_first.jsonl           # the forty-third rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -125,6 +127,12 @@ GRID_INSERTION = {"added_weight": (960.0,), "word_bias": (240.0, 300.0),
                   "substitution_bias": (0.0, 30.0, 60.0),
                   "insertion_bias": (-45.0, -90.0, -135.0, -180.0, -270.0)}
 """The forty-second rule's grid past the forty-first rule's insertion edge (``--keep --insertion-grid``)."""
+GRID_TURK_FIRST = {"added_weight": (960.0,), "word_bias": (240.0, 300.0, 360.0),
+                   "substitution_bias": (30.0, 60.0),
+                   "insertion_bias": (-45.0, -90.0, -135.0, -180.0, -270.0, -405.0, -540.0)}
+"""The forty-third rule's grid (``--keep --turk-first``)."""
+MEAN_WITHIN = 0.05
+"""The forty-third rule: the settings whose mean SARI is within this of the best compete on TurkCorpus."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
 """The thirty-sixth rule's grid, for each recipe (``--keep --loo``)."""
 LOO_RECIPE = "add4-loo"
@@ -355,6 +363,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--insertion-grid", action="store_true",
                         help="with --keep, the forty-second rule: the insertion bias past -90 over "
                              "GRID_INSERTION (variants keepins-nested and shipped39)")
+    parser.add_argument("--turk-first", action="store_true",
+                        help="with --keep, the forty-third rule: over GRID_TURK_FIRST, the best TurkCorpus "
+                             "SARI among the settings within MEAN_WITHIN of the best mean SARI (variants "
+                             "turkfirst-nested and shipped39)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -362,11 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid)
+             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first)
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity, --edge-grid and --insertion-grid each need --keep, and exclude each "
-                     "other")
+                     "--similarity, --edge-grid, --insertion-grid and --turk-first each need --keep, and "
+                     "exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
@@ -459,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.insertion_grid:  # a winner at the most negative insertion bias is extended to twice it
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_INSERTION,
                           _insertion_distance, "keepins-nested", SHIPPED_39, "shipped39", "insertion_bias")
+    if args.turk_first:  # the stored setting is one of the grid's
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_TURK_FIRST,
+                          _insertion_distance, "turkfirst-nested", SHIPPED_39, "shipped39", "insertion_bias",
+                          chooser=_turkcorpus_first)
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -495,19 +511,19 @@ def _word_bias_distance(row: dict) -> float:
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
-               extra: dict | None = None) -> int:
+               extra: dict | None = None, chooser=None) -> int:
     """The thirty-fourth, thirty-eighth, thirty-ninth, fortieth and forty-first rules: every setting of
     ``grid`` (its first dimension ``added_weight``; the other settings ``base``'s), the choice (a winner
     at the largest ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
     rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
     weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the scores already).
-    ``extra`` joins the recorded choice."""
+    ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
     dims = list(grid)
 
     def choose(key: str = "mean_sari") -> dict:
-        return choose_doubling(rows, grid, doubled, run, key, distance)
+        return (chooser or choose_doubling)(rows, grid, doubled, run, key, distance)
 
     choice = choose()
     winner = choice["winner"]
@@ -613,6 +629,33 @@ def _edge_distance(row: dict) -> float:
     """The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
     return (abs(np.log2(row["added_weight"] / SHIPPED_39[0])) + abs(row["word_bias"] - 240.0) / 120.0
             + abs(row["substitution_bias"] - 60.0) / 30.0 + abs(row["insertion_bias"] + 45.0) / 45.0)
+
+
+def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str, run,
+                      key: str = "mean_sari", distance=None) -> dict:
+    """The forty-third rule's choice on ``key``'s rows (``mean_sari`` or ``mean_sari_notF``): among the
+    settings whose ``key`` is within :data:`MEAN_WITHIN` of the best, the highest TurkCorpus SARI on the
+    same sentences; ties within 0.01 to fewer characters kept, then ``distance``; a winner at the
+    outermost ``weight`` extended once to twice it, its other values kept (``run`` decodes it)."""
+    suffix = key[len("mean_sari"):]
+
+    def pick(candidates: list[dict]) -> dict:
+        best = max(r[key] for r in candidates)
+        eligible = [r for r in candidates if best - r[key] <= MEAN_WITHIN]
+        top = max(r[f"sari_turkcorpus{suffix}"] for r in eligible)
+        near = [r for r in eligible if top - r[f"sari_turkcorpus{suffix}"] < 0.01]
+        return min(near, key=lambda r: (r[f"chars_kept{suffix}"], distance(r) if distance else 0.0))
+
+    keys = [tuple(combo) for combo in itertools.product(*grid.values())]
+    winner = pick([rows[k] for k in keys])
+    edge = max(grid[weight], key=abs)
+    if winner[weight] != edge:
+        return {"winner": winner, "extended": []}
+    beyond = {name: 2 * edge if name == weight else winner[name] for name in grid}
+    if tuple(beyond.values()) not in rows:
+        run(beyond)
+    return {"winner": pick([rows[k] for k in [*keys, tuple(beyond.values())]]),
+            "extended": [list(beyond.values())]}
 
 
 def _insertion_distance(row: dict) -> float:

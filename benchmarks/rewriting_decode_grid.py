@@ -200,12 +200,14 @@ def _score(corpus, texts: list[str], positions: list[int] | None = None) -> dict
 def setting_row(setting: dict, corpus, texts: list[str], certified: int, seconds: float,
                 splits: dict[str, list[int]]) -> dict:
     """A grid row: the setting, :func:`_score` of its rewrites, how many were certified and the decode
-    time, and the mean SARI and characters kept on each of ``splits`` (name → positions)."""
+    time, and the mean SARI, each set's SARI and the characters kept on each of ``splits`` (name →
+    positions)."""
     row = {**setting, **_score(corpus, texts),
            "certified": certified, "n": len(texts), "decode_seconds": round(seconds, 2)}
     for half, positions in splits.items():
         part = _score(corpus, texts, positions)
-        row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"]})
+        row.update({f"mean_sari_{half}": part["mean_sari"], f"chars_kept_{half}": part["chars_kept"],
+                    **{f"sari_{name}_{half}": part[f"sari_{name}"] for name in DEFAULT_SETS}})
     return row
 
 
