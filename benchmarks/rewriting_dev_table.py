@@ -16,9 +16,9 @@ Usage (from the repository root)::
   values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0 --keep-weight 0``: the
   learnt weights as they are), to show what the embedded model's settings (chosen on dev,
   ``benchmarks/rewriting_decode_grid.py``, and on cross-validated train) change;
-- ``rewriter_free_before39.jsonl``: the same at free length with the setting stored before the
-  thirty-ninth rule of ``docs/rewriting.md`` (``--keep-weight 480 --word-bias 240 --substitution-bias 120
-  --insertion-bias 0``), to show what that rule changes;
+- ``rewriter_free_before43.jsonl``: the same at free length with the setting stored before the
+  forty-third rule of ``docs/rewriting.md`` (``--keep-weight 960 --word-bias 240 --substitution-bias 60
+  --insertion-bias -45``), to show what that rule changes;
 - ``rewriter_free_nokeep.jsonl``: at free length without the keep classifier and with those earlier
   biases (``--keep-weight 0`` and the same three biases: the rewriter before the classifier shipped), to
   show what the classifier changed.
@@ -53,9 +53,9 @@ OUT = ROOT / "benchmarks" / "rewriting_dev"
 
 EARLIER_BIASES = ("--word-bias", "30", "--substitution-bias", "240", "--insertion-bias", "180")
 """The biases the embedded model stored before the thirty-eighth rule (the seventeenth rule's)."""
-BEFORE_39 = ("--keep-weight", "480", "--word-bias", "240", "--substitution-bias", "120",
-             "--insertion-bias", "0")
-"""The setting the embedded model stored from the thirty-eighth rule to the thirty-ninth."""
+BEFORE_43 = ("--keep-weight", "960", "--word-bias", "240", "--substitution-bias", "60",
+             "--insertion-bias=-45")
+"""The setting the embedded model stored from the thirty-ninth rule to the forty-third."""
 
 # name in the table, prediction file, the dualdecomp command and its options (None: not made by dualdecomp)
 SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
@@ -66,8 +66,8 @@ SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("rewriter, decode settings neutral (weights as learnt), free length", "rewriter_free_learnt.jsonl",
      "rewrite", ["--lm-scale", "1", "--word-bias", "0", "--substitution-bias", "0", "--insertion-bias", "0",
                  "--keep-weight", "0"]),
-    ("rewriter, the setting before the thirty-ninth rule (classifier 480, word 240, substitution 120, "
-     "insertion 0)", "rewriter_free_before39.jsonl", "rewrite", [*BEFORE_39]),
+    ("rewriter, the setting before the forty-third rule (classifier 960, word 240, substitution 60, "
+     "insertion −45)", "rewriter_free_before43.jsonl", "rewrite", [*BEFORE_43]),
     ("rewriter without the keep classifier, those biases (--keep-weight 0), free length",
      "rewriter_free_nokeep.jsonl", "rewrite", ["--keep-weight", "0", *EARLIER_BIASES]),
     ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
