@@ -636,7 +636,7 @@ def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]
     """The forty-third rule's choice on ``key``'s rows (``mean_sari`` or ``mean_sari_notF``): among the
     settings whose ``key`` is within :data:`MEAN_WITHIN` of the best, the highest TurkCorpus SARI on the
     same sentences; ties within 0.01 to fewer characters kept, then ``distance``; a winner at the
-    outermost ``weight`` extended once to twice it, its other values kept (``run`` decodes it)."""
+    outermost ``weight`` extended once to twice it (:func:`choose_doubling`)."""
     suffix = key[len("mean_sari"):]
 
     def pick(candidates: list[dict]) -> dict:
@@ -646,16 +646,7 @@ def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]
         near = [r for r in eligible if top - r[f"sari_turkcorpus{suffix}"] < 0.01]
         return min(near, key=lambda r: (r[f"chars_kept{suffix}"], distance(r) if distance else 0.0))
 
-    keys = [tuple(combo) for combo in itertools.product(*grid.values())]
-    winner = pick([rows[k] for k in keys])
-    edge = max(grid[weight], key=abs)
-    if winner[weight] != edge:
-        return {"winner": winner, "extended": []}
-    beyond = {name: 2 * edge if name == weight else winner[name] for name in grid}
-    if tuple(beyond.values()) not in rows:
-        run(beyond)
-    return {"winner": pick([rows[k] for k in [*keys, tuple(beyond.values())]]),
-            "extended": [list(beyond.values())]}
+    return choose_doubling(rows, grid, weight, run, key, distance, select=pick)
 
 
 def _insertion_distance(row: dict) -> float:
