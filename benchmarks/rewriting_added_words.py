@@ -503,18 +503,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _word_bias_distance(row: dict) -> float:
-    """The thirty-fourth rule's order after characters: nearest the shipped setting (μ 480, bias 30)."""
-    return abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 30.0) / 30.0
+def _nearest(center: dict[str, float], steps: dict[str, float]):
+    """A rule's order after characters: how far a row lies from ``center``, summed over its settings in
+    order — ``added_weight`` (μ) in doublings (|log2 μ / centre|), every other setting in ``steps[name]``
+    (|value − centre| / step)."""
+    def distance(row: dict) -> float:
+        return sum(abs(np.log2(row[name] / c)) if name == "added_weight" else abs(row[name] - c) / steps[name]
+                   for name, c in center.items())
+    return distance
+
+
+_word_bias_distance = _nearest({"added_weight": SHIPPED_KEEP, "word_bias": 30.0}, {"word_bias": 30.0})
+"""The thirty-fourth rule's order after characters: nearest the shipped setting (μ 480, bias 30)."""
 
 
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None, chooser=None) -> int:
-    """The thirty-fourth, thirty-eighth, thirty-ninth, fortieth and forty-first rules: every setting of
-    ``grid`` (its first dimension ``added_weight``; the other settings ``base``'s), the choice (a winner
-    at the largest ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
+    """The thirty-fourth and thirty-eighth to forty-third rules: every setting of ``grid`` (its first
+    dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
+    ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
     rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
     weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the scores already).
     ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses."""
@@ -539,9 +548,9 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
     return 0
 
 
-def _loo_distance(row: dict) -> float:
-    """The thirty-sixth rule's order after characters: nearest the shipped biases."""
-    return abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
+_loo_distance = _nearest({"substitution_bias": 240.0, "insertion_bias": 180.0},
+                         {"substitution_bias": 120.0, "insertion_bias": 90.0})
+"""The thirty-sixth rule's order after characters: nearest the shipped biases."""
 
 
 def _leave_one_out(out: Path, vectors: Vectors, candidate: str = LOO_RECIPE) -> int:
@@ -596,10 +605,9 @@ def _leave_one_out(out: Path, vectors: Vectors, candidate: str = LOO_RECIPE) -> 
     return 0
 
 
-def _keep_bias_distance(row: dict) -> float:
-    """The thirty-eighth rule's order after characters: nearest the shipped setting."""
-    return (abs(row["substitution_bias"] - 240.0) / 120.0 + abs(row["insertion_bias"] - 180.0) / 90.0
-            + abs(row["word_bias"] - 30.0) / 30.0)
+_keep_bias_distance = _nearest({"substitution_bias": 240.0, "insertion_bias": 180.0, "word_bias": 30.0},
+                               {"substitution_bias": 120.0, "insertion_bias": 90.0, "word_bias": 30.0})
+"""The thirty-eighth rule's order after characters: nearest the shipped setting."""
 
 
 def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, base, baked: float) -> int:
@@ -619,40 +627,35 @@ def _similarity(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, ba
                       {"stored": base.as_dict()})
 
 
-def _joint_distance(row: dict) -> float:
-    """The thirty-ninth rule's order after characters: nearest the shipped setting (480, 240, 120, 0)."""
-    return (abs(np.log2(row["added_weight"] / SHIPPED_KEEP)) + abs(row["word_bias"] - 240.0) / 120.0
-            + abs(row["substitution_bias"] - 120.0) / 60.0 + abs(row["insertion_bias"]) / 45.0)
-
-
-def _edge_distance(row: dict) -> float:
-    """The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
-    return (abs(np.log2(row["added_weight"] / SHIPPED_39[0])) + abs(row["word_bias"] - 240.0) / 120.0
-            + abs(row["substitution_bias"] - 60.0) / 30.0 + abs(row["insertion_bias"] + 45.0) / 45.0)
+_joint_distance = _nearest(dict(zip(GRID_JOINT, SHIPPED_38, strict=True)),
+                           {"word_bias": 120.0, "substitution_bias": 60.0, "insertion_bias": 45.0})
+"""The thirty-ninth rule's order after characters: nearest the shipped setting (480, 240, 120, 0)."""
+_edge_distance = _nearest(dict(zip(GRID_EDGE, SHIPPED_39, strict=True)),
+                          {"word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 45.0})
+"""The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
 
 
 def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str, run,
-                      key: str = "mean_sari", distance=None) -> dict:
+                      key: str, distance) -> dict:
     """The forty-third rule's choice on ``key``'s rows (``mean_sari`` or ``mean_sari_notF``): among the
     settings whose ``key`` is within :data:`MEAN_WITHIN` of the best, the highest TurkCorpus SARI on the
-    same sentences; ties within 0.01 to fewer characters kept, then ``distance``; a winner at the
+    same sentences; ties within 0.01 to fewer characters kept, then ``distance`` (:func:`_select`); a
+    winner at the
     outermost ``weight`` extended once to twice it (:func:`choose_doubling`)."""
     suffix = key[len("mean_sari"):]
 
     def pick(candidates: list[dict]) -> dict:
         best = max(r[key] for r in candidates)
         eligible = [r for r in candidates if best - r[key] <= MEAN_WITHIN]
-        top = max(r[f"sari_turkcorpus{suffix}"] for r in eligible)
-        near = [r for r in eligible if top - r[f"sari_turkcorpus{suffix}"] < 0.01]
-        return min(near, key=lambda r: (r[f"chars_kept{suffix}"], distance(r) if distance else 0.0))
+        return _select(eligible, f"sari_turkcorpus{suffix}", distance, f"chars_kept{suffix}")
 
     return choose_doubling(rows, grid, weight, run, key, distance, select=pick)
 
 
-def _insertion_distance(row: dict) -> float:
-    """The forty-second rule's order after characters: nearest the stored setting (240, 60, −45)."""
-    return (abs(row["word_bias"] - 240.0) / 60.0 + abs(row["substitution_bias"] - 60.0) / 30.0
-            + abs(row["insertion_bias"] + 45.0) / 45.0)
+_insertion_distance = _nearest({"word_bias": 240.0, "substitution_bias": 60.0, "insertion_bias": -45.0},
+                               {"word_bias": 60.0, "substitution_bias": 30.0, "insertion_bias": 45.0})
+"""The forty-second and forty-third rules' order after characters: nearest the stored setting (240, 60,
+−45; μ is 960 throughout)."""
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:

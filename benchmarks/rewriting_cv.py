@@ -130,6 +130,18 @@ TURKCORPUS_BAR = {"forty-third"}
 than 0.2 in at least 95 % of the resamples and its pooled mean SARI is not lower."""
 
 
+def _rule_met(rule: str, row: dict) -> bool:
+    """Whether a comparison row of :func:`score` meets ``rule``'s bar: ahead by more than 0.2 in at least
+    :data:`SHARE_AHEAD` of the resamples; for :data:`NOT_WORSE_BY`, not lower by more than that; for
+    :data:`TURKCORPUS_BAR`, that bar on TurkCorpus's SARI with the mean not lower."""
+    if rule in NOT_WORSE_BY:
+        return bool(row["mean_sari"] >= -NOT_WORSE_BY[rule])
+    if rule in TURKCORPUS_BAR:
+        turk = row["by_set"]["turkcorpus"]
+        return bool(turk["sari"] > 0.2 and turk["bootstrap_share_ahead"] >= 0.95 and row["mean_sari"] >= 0)
+    return bool(row["mean_sari"] > 0.2 and row["bootstrap_share_ahead"] >= SHARE_AHEAD.get(rule, 0.95))
+
+
 def _ahead(diff: np.ndarray) -> dict:
     """The bootstrap's share of resamples with ``diff`` > 0 and its 95 % interval."""
     return {"bootstrap_share_ahead": float(np.mean(diff > 0)),
@@ -240,8 +252,8 @@ def score(only: list[str] | None = None) -> None:
     names = sorted({p.name[len("heldout_rewrites_"):-len(".jsonl")]
                     for p in WORK.glob("*/fold0/heldout_rewrites_*.jsonl")})
     recipes = [f"{r}/{n}" if n else r for r in RECIPES for n in ["", *names]
-               if all(_rewrites_path(r, f, n).exists() for f in range(FOLDS))
-               and (only is None or (f"{r}/{n}" if n else r) in only)]
+               if all(_rewrites_path(r, f, n).exists() for f in range(FOLDS))]
+    recipes = [r for r in recipes if only is None or r in only]
     if not recipes:
         raise SystemExit("no recipe has rewrites for every fold: run `rewriting_cv.py run` first")
     rng = np.random.default_rng(0)
@@ -286,14 +298,9 @@ def score(only: list[str] | None = None) -> None:
                        - result["recipes"][old]["scores"]["sets"][name]["sari"],
                        **_ahead(boot_sets[new][name] - boot_sets[old][name])} for name in DEFAULT_SETS}}
     for (new, old), rule in RULES.items():
-        if f"{new} minus {old}" in result:  # every rule's bar: ahead by more than 0.2 and in >= 95 % of
-            row = result[f"{new} minus {old}"]  # the resamples (or not worse by more than NOT_WORSE_BY)
-            turk = row["by_set"]["turkcorpus"]
-            row[f"{rule}_rule_met"] = bool(row["mean_sari"] >= -NOT_WORSE_BY[rule] if rule in NOT_WORSE_BY
-                                           else turk["sari"] > 0.2 and turk["bootstrap_share_ahead"] >= 0.95
-                                           and row["mean_sari"] >= 0 if rule in TURKCORPUS_BAR
-                                           else row["mean_sari"] > 0.2
-                                           and row["bootstrap_share_ahead"] >= SHARE_AHEAD.get(rule, 0.95))
+        if f"{new} minus {old}" in result:
+            row = result[f"{new} minus {old}"]
+            row[f"{rule}_rule_met"] = _rule_met(rule, row)
     OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     for recipe, row in result["recipes"].items():
         sets = row["scores"]["sets"]

@@ -234,12 +234,12 @@ def _keep_distance(row: dict) -> tuple[float, float]:
     return row["keep_weight"], -row["keep_centred"]
 
 
-def _select(rows: list[dict], key: str = "mean_sari", distance=_distance) -> dict:
-    """The rule: highest ``key``; within TIE of it, fewer characters kept, then nearest the neutral
-    setting (``distance``)."""
+def _select(rows: list[dict], key: str = "mean_sari", distance=_distance, chars: str | None = None) -> dict:
+    """The rule: highest ``key``; within TIE of it, fewer characters kept (``chars``, by default the
+    characters of ``key``'s sentences), then nearest the neutral setting (``distance``)."""
     best = max(r[key] for r in rows)
     near = [r for r in rows if best - r[key] < TIE]
-    chars = key.replace("mean_sari", "chars_kept")  # mean_sari_even → chars_kept_even
+    chars = chars or key.replace("mean_sari", "chars_kept")  # mean_sari_even → chars_kept_even
     return min(near, key=lambda r: (r[chars], distance(r)))
 
 
