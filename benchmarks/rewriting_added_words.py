@@ -33,6 +33,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_keep_insertions.jsonl      # the forty-second rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --turk-first \
         --out benchmarks/rewriting_turk_first.jsonl           # the forty-third rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --word-edge \
+        --out benchmarks/rewriting_word_edge.jsonl            # the forty-fourth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -131,6 +133,12 @@ GRID_TURK_FIRST = {"added_weight": (960.0,), "word_bias": (240.0, 300.0, 360.0),
                    "substitution_bias": (30.0, 60.0),
                    "insertion_bias": (-45.0, -90.0, -135.0, -180.0, -270.0, -405.0, -540.0)}
 """The forty-third rule's grid (``--keep --turk-first``)."""
+GRID_WORD_EDGE = {"added_weight": (960.0,), "word_bias": (360.0, 480.0, 600.0),
+                  "substitution_bias": (0.0, 30.0, 60.0),
+                  "insertion_bias": (-180.0, -270.0, -405.0, -540.0)}
+"""The forty-fourth rule's grid past the forty-third rule's word-bias edge (``--keep --word-edge``)."""
+SHIPPED_43 = (960.0, 360.0, 30.0, -270.0)
+"""The setting stored since the forty-third rule, in :data:`GRID_WORD_EDGE`'s order."""
 MEAN_WITHIN = 0.05
 """The forty-third rule: the settings whose mean SARI is within this of the best compete on TurkCorpus."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
@@ -367,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --keep, the forty-third rule: over GRID_TURK_FIRST, the best TurkCorpus "
                              "SARI among the settings within MEAN_WITHIN of the best mean SARI (variants "
                              "turkfirst-nested and shipped39)")
+    parser.add_argument("--word-edge", action="store_true",
+                        help="with --keep, the forty-fourth rule: the forty-third rule's choice over "
+                             "GRID_WORD_EDGE (variants wordedge-nested and shipped43)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -374,10 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first)
+             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first
+             + args.word_edge)
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity, --edge-grid, --insertion-grid and --turk-first each need --keep, and "
+                     "--similarity, --edge-grid, --insertion-grid, --turk-first and --word-edge each need "
+                     "--keep, and "
                      "exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
@@ -475,6 +488,10 @@ def main(argv: list[str] | None = None) -> int:
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_TURK_FIRST,
                           _insertion_distance, "turkfirst-nested", SHIPPED_39, "shipped39", "insertion_bias",
                           chooser=_turkcorpus_first)
+    if args.word_edge:  # the forty-third rule's choice, past its largest word bias
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_EDGE,
+                          _word_edge_distance, "wordedge-nested", SHIPPED_43, "shipped43", "word_bias",
+                          chooser=_turkcorpus_first)
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -521,7 +538,7 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None, chooser=None) -> int:
-    """The thirty-fourth and thirty-eighth to forty-third rules: every setting of ``grid`` (its first
+    """The thirty-fourth and thirty-eighth to forty-fourth rules: every setting of ``grid`` (its first
     dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
     ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
     rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
@@ -656,6 +673,9 @@ _insertion_distance = _nearest({"word_bias": 240.0, "substitution_bias": 60.0, "
                                {"word_bias": 60.0, "substitution_bias": 30.0, "insertion_bias": 45.0})
 """The forty-second and forty-third rules' order after characters: nearest the stored setting (240, 60,
 −45; μ is 960 throughout)."""
+_word_edge_distance = _nearest({"word_bias": 360.0, "substitution_bias": 30.0, "insertion_bias": -270.0},
+                               {"word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 135.0})
+"""The forty-fourth rule's order after characters: nearest the stored setting (360, 30, −270)."""
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
