@@ -35,6 +35,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_turk_first.jsonl           # the forty-third rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --word-edge \
         --out benchmarks/rewriting_word_edge.jsonl            # the forty-fourth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --lm-scale-grid \
+        --out benchmarks/rewriting_lm_scale.jsonl             # the forty-fifth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -139,6 +141,11 @@ GRID_WORD_EDGE = {"added_weight": (960.0,), "word_bias": (360.0, 480.0, 600.0),
 """The forty-fourth rule's grid past the forty-third rule's word-bias edge (``--keep --word-edge``)."""
 SHIPPED_43 = (960.0, 360.0, 30.0, -270.0)
 """The setting stored since the forty-third rule, in :data:`GRID_WORD_EDGE`'s order."""
+GRID_LM_SCALE = {"added_weight": (960.0,), "lm_scale": (0.5, 0.75, 1.0, 1.5, 2.0),
+                 "word_bias": (240.0, 360.0, 480.0), "substitution_bias": (30.0,),
+                 "insertion_bias": (-135.0, -270.0, -405.0)}
+"""The forty-fifth rule's grid: the LM scale beside the word and insertion biases (``--keep
+--lm-scale-grid``)."""
 MEAN_WITHIN = 0.05
 """The forty-third rule: the settings whose mean SARI is within this of the best compete on TurkCorpus."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
@@ -378,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--word-edge", action="store_true",
                         help="with --keep, the forty-fourth rule: the forty-third rule's choice over "
                              "GRID_WORD_EDGE (variants wordedge-nested and shipped43)")
+    parser.add_argument("--lm-scale-grid", action="store_true",
+                        help="with --keep, the forty-fifth rule: the forty-third rule's choice over "
+                             "GRID_LM_SCALE (variants lmscale-nested and shipped43)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -386,10 +396,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
              + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first
-             + args.word_edge)
+             + args.word_edge + args.lm_scale_grid)
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity, --edge-grid, --insertion-grid, --turk-first and --word-edge each need "
+                     "--similarity, --edge-grid, --insertion-grid, --turk-first, --word-edge and "
+                     "--lm-scale-grid each need "
                      "--keep, and "
                      "exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
@@ -492,6 +503,10 @@ def main(argv: list[str] | None = None) -> int:
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_EDGE,
                           _word_edge_distance, "wordedge-nested", SHIPPED_43, "shipped43", "word_bias",
                           chooser=_turkcorpus_first)
+    if args.lm_scale_grid:  # the stored setting (LM scale 1) is one of the grid's
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_LM_SCALE,
+                          _lm_scale_distance, "lmscale-nested", (960.0, 1.0, *SHIPPED_43[1:]), "shipped43",
+                          "lm_scale", chooser=_turkcorpus_first)
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -538,7 +553,7 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None, chooser=None) -> int:
-    """The thirty-fourth and thirty-eighth to forty-fourth rules: every setting of ``grid`` (its first
+    """The thirty-fourth and thirty-eighth to forty-fifth rules: every setting of ``grid`` (its first
     dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
     ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
     rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
@@ -676,6 +691,9 @@ _insertion_distance = _nearest({"word_bias": 240.0, "substitution_bias": 60.0, "
 _word_edge_distance = _nearest({"word_bias": 360.0, "substitution_bias": 30.0, "insertion_bias": -270.0},
                                {"word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 135.0})
 """The forty-fourth rule's order after characters: nearest the stored setting (360, 30, −270)."""
+_lm_scale_distance = _nearest({"lm_scale": 1.0, "word_bias": 360.0, "insertion_bias": -270.0},
+                              {"lm_scale": 0.25, "word_bias": 120.0, "insertion_bias": 135.0})
+"""The forty-fifth rule's order after characters: nearest the stored setting (LM scale 1, 360, −270)."""
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
