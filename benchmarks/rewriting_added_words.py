@@ -37,6 +37,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_word_edge.jsonl            # the forty-fourth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --lm-scale-grid \
         --out benchmarks/rewriting_lm_scale.jsonl             # the forty-fifth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --low-keep-grid \
+        --out benchmarks/rewriting_low_keep.jsonl             # the forty-sixth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -146,6 +148,10 @@ GRID_LM_SCALE = {"added_weight": (960.0,), "lm_scale": (0.5, 0.75, 1.0, 1.5, 2.0
                  "insertion_bias": (-135.0, -270.0, -405.0)}
 """The forty-fifth rule's grid: the LM scale beside the word and insertion biases (``--keep
 --lm-scale-grid``)."""
+GRID_LOW_KEEP = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (240.0, 360.0, 480.0),
+                 "substitution_bias": (30.0,), "insertion_bias": (-135.0, -270.0, -405.0)}
+"""The forty-sixth rule's grid: the classifier's weight below 960 at the new biases (``--keep
+--low-keep-grid``)."""
 MEAN_WITHIN = 0.05
 """The forty-third rule: the settings whose mean SARI is within this of the best compete on TurkCorpus."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
@@ -388,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lm-scale-grid", action="store_true",
                         help="with --keep, the forty-fifth rule: the forty-third rule's choice over "
                              "GRID_LM_SCALE (variants lmscale-nested and shipped43)")
+    parser.add_argument("--low-keep-grid", action="store_true",
+                        help="with --keep, the forty-sixth rule: the forty-third rule's choice over "
+                             "GRID_LOW_KEEP, not extended (variants keeplow-nested and shipped43)")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
@@ -396,11 +405,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--candidate needs --loo")
     modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
              + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first
-             + args.word_edge + args.lm_scale_grid)
+             + args.word_edge + args.lm_scale_grid + args.low_keep_grid)
     if modes and not args.keep or modes > 1:
         parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity, --edge-grid, --insertion-grid, --turk-first, --word-edge and "
-                     "--lm-scale-grid each need "
+                     "--similarity, --edge-grid, --insertion-grid, --turk-first, --word-edge, "
+                     "--lm-scale-grid and --low-keep-grid each need "
                      "--keep, and "
                      "exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
@@ -507,6 +516,10 @@ def main(argv: list[str] | None = None) -> int:
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_LM_SCALE,
                           _lm_scale_distance, "lmscale-nested", (960.0, 1.0, *SHIPPED_43[1:]), "shipped43",
                           "lm_scale", chooser=_turkcorpus_first)
+    if args.low_keep_grid:  # μ above 960 was the forty-first rule's: no extension
+        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_LOW_KEEP,
+                          _low_keep_distance, "keeplow-nested", SHIPPED_43, "shipped43", None,
+                          chooser=_turkcorpus_first)
     if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
         return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
                           {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
@@ -550,14 +563,15 @@ _word_bias_distance = _nearest({"added_weight": SHIPPED_KEEP, "word_bias": 30.0}
 
 
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
-               name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str = "word_bias",
+               name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str | None = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None, chooser=None) -> int:
-    """The thirty-fourth and thirty-eighth to forty-fifth rules: every setting of ``grid`` (its first
+    """The thirty-fourth and thirty-eighth to forty-sixth rules: every setting of ``grid`` (its first
     dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
-    ``doubled`` extended once to twice it), on all folds and nested (variant ``name``; the
-    rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the classifier's
-    weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the scores already).
+    ``doubled`` extended once to twice it; ``doubled`` None: none), on all folds and nested (variant
+    ``name``; the rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the
+    classifier's weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the
+    scores already).
     ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
@@ -667,7 +681,7 @@ _edge_distance = _nearest(dict(zip(GRID_EDGE, SHIPPED_39, strict=True)),
 """The forty-first rule's order after characters: nearest the stored setting (960, 240, 60, −45)."""
 
 
-def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str, run,
+def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str | None, run,
                       key: str, distance) -> dict:
     """The forty-third rule's choice on ``key``'s rows (``mean_sari`` or ``mean_sari_notF``): among the
     settings whose ``key`` is within :data:`MEAN_WITHIN` of the best, the highest TurkCorpus SARI on the
@@ -694,6 +708,9 @@ _word_edge_distance = _nearest({"word_bias": 360.0, "substitution_bias": 30.0, "
 _lm_scale_distance = _nearest({"lm_scale": 1.0, "word_bias": 360.0, "insertion_bias": -270.0},
                               {"lm_scale": 0.25, "word_bias": 120.0, "insertion_bias": 135.0})
 """The forty-fifth rule's order after characters: nearest the stored setting (LM scale 1, 360, −270)."""
+_low_keep_distance = _nearest({"added_weight": 960.0, "word_bias": 360.0, "insertion_bias": -270.0},
+                              {"word_bias": 120.0, "insertion_bias": 135.0})
+"""The forty-sixth rule's order after characters: nearest the stored setting (μ 960, 360, −270)."""
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:

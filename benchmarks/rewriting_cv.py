@@ -117,7 +117,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4/keepins-nested", "add4/shipped39"): "forty-second",
          ("add4/turkfirst-nested", "add4/shipped39"): "forty-third",
          ("add4/wordedge-nested", "add4/shipped43"): "forty-fourth",
-         ("add4/lmscale-nested", "add4/shipped43"): "forty-fifth"}
+         ("add4/lmscale-nested", "add4/shipped43"): "forty-fifth",
+         ("add4/keeplow-nested", "add4/shipped43"): "forty-sixth"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""
@@ -127,7 +128,7 @@ recipe, so each must be ahead in 97.5 % (Bonferroni)."""
 NOT_WORSE_BY = {"twenty-seventh": 0.1}
 """Rules that weigh a readability constraint against SARI instead of asking for a gain: met when the new
 variant's pooled mean SARI is lower by at most this much (no bootstrap bar)."""
-TURKCORPUS_BAR = {"forty-third", "forty-fourth", "forty-fifth"}
+TURKCORPUS_BAR = {"forty-third", "forty-fourth", "forty-fifth", "forty-sixth"}
 """Rules that ask the gain of TurkCorpus's SARI: met when the new variant is ahead on TurkCorpus by more
 than 0.2 in at least 95 % of the resamples and its pooled mean SARI is not lower."""
 

@@ -297,19 +297,18 @@ def _choose(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], run, ke
             "extended": [list(x.values()) for x in extension]}
 
 
-def choose_doubling(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str, run,
+def choose_doubling(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]], weight: str | None, run,
                     key: str = "mean_sari", distance=_distance, select=None) -> dict:
     """The choice on ``key`` over ``grid``'s settings (``_select`` with ``distance``, or ``select(rows)``
     when given): the best, and a winner at the outermost ``weight`` (the largest in size: the most
     negative of a negative axis) extended once to twice it, its other values kept (``run`` decodes that
-    setting when not yet in ``rows``)."""
+    setting when not yet in ``rows``); ``weight`` None: no extension."""
     pick = select or (lambda candidates: _select(candidates, key, distance))
     keys = [tuple(combo) for combo in itertools.product(*grid.values())]
     winner = pick([rows[k] for k in keys])
-    top = max(grid[weight], key=abs)
-    if winner[weight] != top:
+    if weight is None or winner[weight] != max(grid[weight], key=abs):
         return {"winner": winner, "extended": []}
-    beyond = {name: 2 * top if name == weight else winner[name] for name in grid}
+    beyond = {name: 2 * winner[name] if name == weight else winner[name] for name in grid}
     if tuple(beyond.values()) not in rows:
         run(beyond)
     return {"winner": pick([rows[k] for k in [*keys, tuple(beyond.values())]]),
