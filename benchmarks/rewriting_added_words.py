@@ -490,40 +490,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.with_biases:
         return _with_biases(args, run, rows, texts_of, corpora, corpus, diagnostics)
-    if args.word_bias_grid:  # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_BIAS,
-                          _word_bias_distance, "keepwb-nested", (SHIPPED_KEEP, 30.0))
     if args.similarity:
         return _similarity(args.out, run, rows, texts_of, corpora, corpus, diagnostics, base, baked)
-    if args.joint_grid:  # μ is the grid's first dimension, as in the thirty-fourth rule
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_JOINT,
-                          _joint_distance, "keepjoint-nested", SHIPPED_38, "shipped38")
-    if args.edge_grid:  # the thirty-ninth rule's winner sat at the largest μ: μ is doubled here
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_EDGE,
-                          _edge_distance, "keepedge-nested", SHIPPED_39, "shipped39", "added_weight")
-    if args.insertion_grid:  # a winner at the most negative insertion bias is extended to twice it
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_INSERTION,
-                          _insertion_distance, "keepins-nested", SHIPPED_39, "shipped39", "insertion_bias")
-    if args.turk_first:  # the stored setting is one of the grid's
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_TURK_FIRST,
-                          _insertion_distance, "turkfirst-nested", SHIPPED_39, "shipped39", "insertion_bias",
-                          chooser=_turkcorpus_first)
-    if args.word_edge:  # the forty-third rule's choice, past its largest word bias
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_WORD_EDGE,
-                          _word_edge_distance, "wordedge-nested", SHIPPED_43, "shipped43", "word_bias",
-                          chooser=_turkcorpus_first)
-    if args.lm_scale_grid:  # the stored setting (LM scale 1) is one of the grid's
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_LM_SCALE,
-                          _lm_scale_distance, "lmscale-nested", (960.0, 1.0, *SHIPPED_43[1:]), "shipped43",
-                          "lm_scale", chooser=_turkcorpus_first)
-    if args.low_keep_grid:  # μ above 960 was the forty-first rule's: no extension
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, GRID_LOW_KEEP,
-                          _low_keep_distance, "keeplow-nested", SHIPPED_43, "shipped43", None,
-                          chooser=_turkcorpus_first)
-    if args.bias_grid:  # the classifier is in the scores already: no further term (added_weight 0)
-        return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics,
-                          {"added_weight": (0.0,), **GRID_KEEP_BIASES}, _keep_bias_distance,
-                          "keepbias-nested", (0.0, *(getattr(KEEP_BASE, k) for k in GRID_KEEP_BIASES)))
+    for flag, rule in KEEP_GRID_RULES.items():
+        if getattr(args, flag):
+            return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, **rule)
     for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
@@ -711,6 +682,41 @@ _lm_scale_distance = _nearest({"lm_scale": 1.0, "word_bias": 360.0, "insertion_b
 _low_keep_distance = _nearest({"added_weight": 960.0, "word_bias": 360.0, "insertion_bias": -270.0},
                               {"word_bias": 120.0, "insertion_bias": 135.0})
 """The forty-sixth rule's order after characters: nearest the stored setting (μ 960, 360, −270)."""
+
+KEEP_GRID_RULES = {
+    # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
+    "word_bias_grid": {"grid": GRID_WORD_BIAS, "distance": _word_bias_distance, "name": "keepwb-nested",
+                       "shipped": (SHIPPED_KEEP, 30.0)},
+    # the classifier is in the scores already: no further term (added_weight 0)
+    "bias_grid": {"grid": {"added_weight": (0.0,), **GRID_KEEP_BIASES}, "distance": _keep_bias_distance,
+                  "name": "keepbias-nested",
+                  "shipped": (0.0, *(getattr(KEEP_BASE, k) for k in GRID_KEEP_BIASES))},
+    "joint_grid": {"grid": GRID_JOINT, "distance": _joint_distance, "name": "keepjoint-nested",
+                   "shipped": SHIPPED_38, "shipped_name": "shipped38"},
+    # the thirty-ninth rule's winner sat at the largest μ: μ is doubled here
+    "edge_grid": {"grid": GRID_EDGE, "distance": _edge_distance, "name": "keepedge-nested",
+                  "shipped": SHIPPED_39, "shipped_name": "shipped39", "doubled": "added_weight"},
+    # a winner at the most negative insertion bias is extended to twice it
+    "insertion_grid": {"grid": GRID_INSERTION, "distance": _insertion_distance, "name": "keepins-nested",
+                       "shipped": SHIPPED_39, "shipped_name": "shipped39", "doubled": "insertion_bias"},
+    "turk_first": {"grid": GRID_TURK_FIRST, "distance": _insertion_distance, "name": "turkfirst-nested",
+                   "shipped": SHIPPED_39, "shipped_name": "shipped39", "doubled": "insertion_bias",
+                   "chooser": _turkcorpus_first},
+    # the forty-third rule's choice, past its largest word bias
+    "word_edge": {"grid": GRID_WORD_EDGE, "distance": _word_edge_distance, "name": "wordedge-nested",
+                  "shipped": SHIPPED_43, "shipped_name": "shipped43", "doubled": "word_bias",
+                  "chooser": _turkcorpus_first},
+    "lm_scale_grid": {"grid": GRID_LM_SCALE, "distance": _lm_scale_distance, "name": "lmscale-nested",
+                      "shipped": (960.0, 1.0, *SHIPPED_43[1:]), "shipped_name": "shipped43",
+                      "doubled": "lm_scale", "chooser": _turkcorpus_first},
+    # μ above 960 was the forty-first rule's: no extension
+    "low_keep_grid": {"grid": GRID_LOW_KEEP, "distance": _low_keep_distance, "name": "keeplow-nested",
+                      "shipped": SHIPPED_43, "shipped_name": "shipped43", "doubled": None,
+                      "chooser": _turkcorpus_first},
+}
+"""The rules decided by :func:`_keep_grid` alone, by the ``--keep`` mode flag (its attribute name) that
+runs each: their grids, orders after characters, variant names, stored settings, extended axes and
+choosers (the forty-third rule's TurkCorpus first from it on; the mean SARI before)."""
 
 
 def _bias_distance(row: dict) -> tuple[float, float]:
