@@ -336,6 +336,39 @@ def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors,
         ys.append(np.array([shares[k].shares.get(t.lower(), 0.0) for t in sentence.tokens]))
     return np.concatenate(xs), np.concatenate(ys)
 
+KEEP_MODES = {
+    "--wide": "the thirty-second rule: the grid GRID_WIDE (variant keepin2-nested)",
+    "--turk": "the thirty-third rule: a second classifier of the TurkCorpus shares, its weight over "
+              "GRID_TURK beside the first at 480 (variants keepturk-nested and keep480)",
+    "--word-bias-grid": "the thirty-fourth rule: mu and the word bias over GRID_WORD_BIAS (variants "
+                        "keepwb-nested and keep480)",
+    "--content": "the thirty-fifth rule: the shipped classifier at 480 and a penalty nu per content "
+                 "insertion over GRID_CONTENT (variants content-nested and keep480)",
+    "--loo": "the thirty-sixth rule: the add4 and add4-loo fold models with the classifier at 480, their "
+             "biases chosen over GRID_LOO (variants add4-loo/keep-nested and add4/keep-base-nested)",
+    "--bias-grid": "the thirty-eighth rule: the shipped classifier at 480 and the three biases over "
+                   "GRID_KEEP_BIASES (variants keepbias-nested and keep480)",
+    "--joint-grid": "the thirty-ninth rule: mu, the word bias and the substitution and insertion biases "
+                    "over GRID_JOINT (variants keepjoint-nested and shipped38)",
+    "--similarity": "the fortieth rule: the stored setting and a price nu per substituted word by its "
+                    "phrase similarity (variants similarity-nested and stored40)",
+    "--edge-grid": "the forty-first rule: the four weights over GRID_EDGE, past the thirty-ninth rule's "
+                   "edges (variants keepedge-nested and shipped39)",
+    "--insertion-grid": "the forty-second rule: the insertion bias past -90 over GRID_INSERTION (variants "
+                        "keepins-nested and shipped39)",
+    "--turk-first": "the forty-third rule: over GRID_TURK_FIRST, the best TurkCorpus SARI among the "
+                    "settings within MEAN_WITHIN of the best mean SARI (variants turkfirst-nested and "
+                    "shipped39)",
+    "--word-edge": "the forty-fourth rule: the forty-third rule's choice over GRID_WORD_EDGE (variants "
+                   "wordedge-nested and shipped43)",
+    "--lm-scale-grid": "the forty-fifth rule: the forty-third rule's choice over GRID_LM_SCALE (variants "
+                       "lmscale-nested and shipped43)",
+    "--low-keep-grid": "the forty-sixth rule: the forty-third rule's choice over GRID_LOW_KEEP, not "
+                       "extended (variants keeplow-nested and shipped43)",
+}
+"""The ``--keep`` rules after the thirty-first, each run by its flag (they exclude each other): what it
+runs, for its help text."""
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The twenty-eighth rule: scores for added words.")
@@ -349,69 +382,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true",
                         help="the thirty-first rule: an in-domain keep classifier over the tokens each "
                              "hyperedge copies, instead of the added words (variant keepin-nested)")
-    parser.add_argument("--wide", action="store_true",
-                        help="with --keep, the thirty-second rule: the grid GRID_WIDE (variant "
-                             "keepin2-nested)")
-    parser.add_argument("--turk", action="store_true",
-                        help="with --keep, the thirty-third rule: a second classifier of the TurkCorpus "
-                             "shares, its weight over GRID_TURK beside the first at 480 (variants "
-                             "keepturk-nested and keep480)")
-    parser.add_argument("--word-bias-grid", action="store_true",
-                        help="with --keep, the thirty-fourth rule: mu and the word bias over GRID_WORD_BIAS "
-                             "(variants keepwb-nested and keep480)")
-    parser.add_argument("--content", action="store_true",
-                        help="with --keep, the thirty-fifth rule: the shipped classifier at 480 and a "
-                             "penalty nu per content insertion over GRID_CONTENT (variants content-nested "
-                             "and keep480)")
-    parser.add_argument("--loo", action="store_true",
-                        help="with --keep, the thirty-sixth rule: the add4 and add4-loo fold models with the "
-                             "classifier at 480, their biases chosen over GRID_LOO (variants "
-                             "add4-loo/keep-nested and add4/keep-base-nested)")
-    parser.add_argument("--bias-grid", action="store_true",
-                        help="with --keep, the thirty-eighth rule: the shipped classifier at 480 and the "
-                             "three biases over GRID_KEEP_BIASES (variants keepbias-nested and keep480)")
-    parser.add_argument("--joint-grid", action="store_true",
-                        help="with --keep, the thirty-ninth rule: mu, the word bias and the substitution "
-                             "and insertion biases over GRID_JOINT (variants keepjoint-nested and "
-                             "shipped38)")
-    parser.add_argument("--similarity", action="store_true",
-                        help="with --keep, the fortieth rule: the stored setting and a price nu per "
-                             "substituted word by its phrase similarity (variants similarity-nested and "
-                             "stored40)")
-    parser.add_argument("--edge-grid", action="store_true",
-                        help="with --keep, the forty-first rule: the four weights over GRID_EDGE, past "
-                             "the thirty-ninth rule's edges (variants keepedge-nested and shipped39)")
-    parser.add_argument("--insertion-grid", action="store_true",
-                        help="with --keep, the forty-second rule: the insertion bias past -90 over "
-                             "GRID_INSERTION (variants keepins-nested and shipped39)")
-    parser.add_argument("--turk-first", action="store_true",
-                        help="with --keep, the forty-third rule: over GRID_TURK_FIRST, the best TurkCorpus "
-                             "SARI among the settings within MEAN_WITHIN of the best mean SARI (variants "
-                             "turkfirst-nested and shipped39)")
-    parser.add_argument("--word-edge", action="store_true",
-                        help="with --keep, the forty-fourth rule: the forty-third rule's choice over "
-                             "GRID_WORD_EDGE (variants wordedge-nested and shipped43)")
-    parser.add_argument("--lm-scale-grid", action="store_true",
-                        help="with --keep, the forty-fifth rule: the forty-third rule's choice over "
-                             "GRID_LM_SCALE (variants lmscale-nested and shipped43)")
-    parser.add_argument("--low-keep-grid", action="store_true",
-                        help="with --keep, the forty-sixth rule: the forty-third rule's choice over "
-                             "GRID_LOW_KEEP, not extended (variants keeplow-nested and shipped43)")
+    for flag, text in KEEP_MODES.items():
+        parser.add_argument(flag, action="store_true", help=f"with --keep, {text}")
     parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
                         help="with --loo, the recipe compared with add4 (default: %(default)s; the "
                              "thirty-seventh rule: add4-src2)")
     args = parser.parse_args(argv)
     if args.candidate != LOO_RECIPE and not args.loo:
         parser.error("--candidate needs --loo")
-    modes = (args.wide + args.turk + args.word_bias_grid + args.content + args.loo + args.bias_grid
-             + args.joint_grid + args.similarity + args.edge_grid + args.insertion_grid + args.turk_first
-             + args.word_edge + args.lm_scale_grid + args.low_keep_grid)
+    modes = sum(getattr(args, flag[2:].replace("-", "_")) for flag in KEEP_MODES)
     if modes and not args.keep or modes > 1:
-        parser.error("--wide, --turk, --word-bias-grid, --content, --loo, --bias-grid, --joint-grid, "
-                     "--similarity, --edge-grid, --insertion-grid, --turk-first, --word-edge, "
-                     "--lm-scale-grid and --low-keep-grid each need "
-                     "--keep, and "
-                     "exclude each other")
+        parser.error(f"{', '.join(KEEP_MODES)} each need --keep, and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
             else GRID_CONTENT if args.content else GRID)
     if args.keep and (args.with_biases or args.label != "share"):
