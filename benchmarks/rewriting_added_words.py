@@ -148,6 +148,8 @@ GRID_LM_SCALE = {"added_weight": (960.0,), "lm_scale": (0.5, 0.75, 1.0, 1.5, 2.0
                  "insertion_bias": (-135.0, -270.0, -405.0)}
 """The forty-fifth rule's grid: the LM scale beside the word and insertion biases (``--keep
 --lm-scale-grid``)."""
+SHIPPED_43_LM = (SHIPPED_43[0], 1.0, *SHIPPED_43[1:])
+"""The stored setting in :data:`GRID_LM_SCALE`'s order (LM scale 1)."""
 GRID_LOW_KEEP = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (240.0, 360.0, 480.0),
                  "substitution_bias": (30.0,), "insertion_bias": (-135.0, -270.0, -405.0)}
 """The forty-sixth rule's grid: the classifier's weight below 960 at the new biases (``--keep
@@ -335,6 +337,7 @@ def _keep_examples(corpus: RewriteCorpus, sentences: list, vectors: Vectors,
         xs.append(keep_features(vectors.scorer.hidden_states(list(sentence.tokens))))
         ys.append(np.array([shares[k].shares.get(t.lower(), 0.0) for t in sentence.tokens]))
     return np.concatenate(xs), np.concatenate(ys)
+
 
 KEEP_MODES = {
     "--wide": "the thirty-second rule: the grid GRID_WIDE (variant keepin2-nested)",
@@ -638,8 +641,8 @@ def _turkcorpus_first(rows: dict[tuple, dict], grid: dict[str, tuple[float, ...]
     """The forty-third rule's choice on ``key``'s rows (``mean_sari`` or ``mean_sari_notF``): among the
     settings whose ``key`` is within :data:`MEAN_WITHIN` of the best, the highest TurkCorpus SARI on the
     same sentences; ties within 0.01 to fewer characters kept, then ``distance`` (:func:`_select`); a
-    winner at the
-    outermost ``weight`` extended once to twice it (:func:`choose_doubling`)."""
+    winner at the outermost ``weight`` extended once to twice it (:func:`choose_doubling`; ``weight``
+    None: no extension)."""
     suffix = key[len("mean_sari"):]
 
     def pick(candidates: list[dict]) -> dict:
@@ -654,15 +657,14 @@ _insertion_distance = _nearest({"word_bias": 240.0, "substitution_bias": 60.0, "
                                {"word_bias": 60.0, "substitution_bias": 30.0, "insertion_bias": 45.0})
 """The forty-second and forty-third rules' order after characters: nearest the stored setting (240, 60,
 −45; μ is 960 throughout)."""
-_word_edge_distance = _nearest({"word_bias": 360.0, "substitution_bias": 30.0, "insertion_bias": -270.0},
-                               {"word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 135.0})
-"""The forty-fourth rule's order after characters: nearest the stored setting (360, 30, −270)."""
-_lm_scale_distance = _nearest({"lm_scale": 1.0, "word_bias": 360.0, "insertion_bias": -270.0},
-                              {"lm_scale": 0.25, "word_bias": 120.0, "insertion_bias": 135.0})
-"""The forty-fifth rule's order after characters: nearest the stored setting (LM scale 1, 360, −270)."""
-_low_keep_distance = _nearest({"added_weight": 960.0, "word_bias": 360.0, "insertion_bias": -270.0},
-                              {"word_bias": 120.0, "insertion_bias": 135.0})
-"""The forty-sixth rule's order after characters: nearest the stored setting (μ 960, 360, −270)."""
+_STEPS_43 = {"lm_scale": 0.25, "word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 135.0}
+"""The steps of the forty-fourth to forty-sixth rules' distance from :data:`SHIPPED_43`."""
+_word_edge_distance = _nearest(dict(zip(GRID_WORD_EDGE, SHIPPED_43, strict=True)), _STEPS_43)
+"""The forty-fourth rule's order after characters: nearest the stored setting (960, 360, 30, −270)."""
+_lm_scale_distance = _nearest(dict(zip(GRID_LM_SCALE, SHIPPED_43_LM, strict=True)), _STEPS_43)
+"""The forty-fifth rule's order after characters: nearest the stored setting (LM scale 1)."""
+_low_keep_distance = _nearest(dict(zip(GRID_LOW_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
+"""The forty-sixth rule's order after characters: nearest the stored setting."""
 
 KEEP_GRID_RULES = {
     # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
@@ -688,7 +690,7 @@ KEEP_GRID_RULES = {
                   "shipped": SHIPPED_43, "shipped_name": "shipped43", "doubled": "word_bias",
                   "chooser": _turkcorpus_first},
     "lm_scale_grid": {"grid": GRID_LM_SCALE, "distance": _lm_scale_distance, "name": "lmscale-nested",
-                      "shipped": (960.0, 1.0, *SHIPPED_43[1:]), "shipped_name": "shipped43",
+                      "shipped": SHIPPED_43_LM, "shipped_name": "shipped43",
                       "doubled": "lm_scale", "chooser": _turkcorpus_first},
     # μ above 960 was the forty-first rule's: no extension
     "low_keep_grid": {"grid": GRID_LOW_KEEP, "distance": _low_keep_distance, "name": "keeplow-nested",
