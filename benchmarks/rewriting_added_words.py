@@ -39,6 +39,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_lm_scale.jsonl             # the forty-fifth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --low-keep-grid \
         --out benchmarks/rewriting_low_keep.jsonl             # the forty-sixth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --loss-grid --candidate add4-turk75 \
+        --out benchmarks/rewriting_loss_turk75.jsonl          # the forty-seventh rule (and add4-turk100)
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -154,6 +156,11 @@ GRID_LOW_KEEP = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (240.0, 360
                  "substitution_bias": (30.0,), "insertion_bias": (-135.0, -270.0, -405.0)}
 """The forty-sixth rule's grid: the classifier's weight below 960 at the new biases (``--keep
 --low-keep-grid``)."""
+GRID_LOSS = {"added_weight": (960.0,), "word_bias": (240.0, 360.0, 480.0),
+             "substitution_bias": (0.0, 30.0, 60.0), "insertion_bias": (-135.0, -270.0, -405.0)}
+"""The forty-seventh rule's grid, for each recipe of :data:`LOSS_RECIPES` (``--keep --loss-grid``)."""
+LOSS_RECIPES = ("add4-turk75", "add4-turk100")
+"""The recipes whose loss weighs the reference sets (``benchmarks/rewriting_cv.py``)."""
 MEAN_WITHIN = 0.05
 """The forty-third rule: the settings whose mean SARI is within this of the best compete on TurkCorpus."""
 GRID_LOO = {"substitution_bias": (120.0, 240.0, 360.0), "insertion_bias": (90.0, 180.0, 270.0)}
@@ -368,6 +375,9 @@ KEEP_MODES = {
                        "lmscale-nested and shipped43)",
     "--low-keep-grid": "the forty-sixth rule: the forty-third rule's choice over GRID_LOW_KEEP, not "
                        "extended (variants keeplow-nested and shipped43)",
+    "--loss-grid": "the forty-seventh rule: the --candidate recipe's fold models (add4-turk75 or "
+                   "add4-turk100), the forty-third rule's choice over GRID_LOSS, not extended (variants "
+                   "CANDIDATE/turkloss-nested and CANDIDATE/at43)",
 }
 """The ``--keep`` rules after the thirty-first, each run by its flag (they exclude each other): what it
 runs, for its help text."""
@@ -387,12 +397,15 @@ def main(argv: list[str] | None = None) -> int:
                              "hyperedge copies, instead of the added words (variant keepin-nested)")
     for flag, text in KEEP_MODES.items():
         parser.add_argument(flag, action="store_true", help=f"with --keep, {text}")
-    parser.add_argument("--candidate", default=LOO_RECIPE, metavar="RECIPE",
-                        help="with --loo, the recipe compared with add4 (default: %(default)s; the "
-                             "thirty-seventh rule: add4-src2)")
+    parser.add_argument("--candidate", metavar="RECIPE",
+                        help=f"with --loo, the recipe compared with add4 (default: {LOO_RECIPE}; the "
+                             "thirty-seventh rule: add4-src2); with --loss-grid (needed), the recipe "
+                             "decoded")
     args = parser.parse_args(argv)
-    if args.candidate != LOO_RECIPE and not args.loo:
-        parser.error("--candidate needs --loo")
+    if args.candidate is not None and not (args.loo or args.loss_grid):
+        parser.error("--candidate needs --loo or --loss-grid")
+    if args.loss_grid and args.candidate not in LOSS_RECIPES:
+        parser.error(f"--loss-grid needs --candidate {' or '.join(LOSS_RECIPES)}")
     modes = sum(getattr(args, flag[2:].replace("-", "_")) for flag in KEEP_MODES)
     if modes and not args.keep or modes > 1:
         parser.error(f"{', '.join(KEEP_MODES)} each need --keep, and exclude each other")
@@ -405,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     vectors = Vectors(load_neural_model(KEEP_SCORER))
     if args.loo:
-        return _leave_one_out(args.out, vectors, args.candidate)
+        return _leave_one_out(args.out, vectors, args.candidate or LOO_RECIPE)
+    recipe = args.candidate if args.loss_grid else RECIPE
     prepared, corpora, diagnostics = [], [], []
     base, baked = KEEP_BASE, SHIPPED_KEEP
     if args.similarity:  # the setting the embedded model stores, its classifier in the scores (below)
@@ -415,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         baked, base = stored.keep_weight, stored.replace(keep_weight=0.0)
         similarity = PhraseSimilarity(vectors.scorer)
     for f in range(3):
-        rewriter = Rewriter(str(WORK / RECIPE / f"fold{f}" / "model"))
+        rewriter = Rewriter(str(WORK / recipe / f"fold{f}" / "model"))
         train = read_rewrite_corpus(WORK / f"fold{f}" / "data" / "train.jsonl", DEFAULT_SETS)
         held = read_rewrite_corpus(WORK / f"fold{f}" / "heldout.jsonl", DEFAULT_SETS)
         train_sentences, held_sentences = parsed_sources(train.sources), parsed_sources(held.sources)
@@ -478,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         return _similarity(args.out, run, rows, texts_of, corpora, corpus, diagnostics, base, baked)
     for flag, rule in KEEP_GRID_RULES.items():
         if getattr(args, flag):
-            return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, **rule)
+            return _keep_grid(args.out, run, rows, texts_of, corpora, corpus, diagnostics, **rule,
+                              recipe=recipe)
     for mu in grid["added_weight"]:
         run({"added_weight": mu})
 
@@ -520,14 +535,15 @@ _word_bias_distance = _nearest({"added_weight": SHIPPED_KEEP, "word_bias": 30.0}
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
                name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str | None = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
-               extra: dict | None = None, chooser=None) -> int:
+               extra: dict | None = None, chooser=None, recipe: str = RECIPE) -> int:
     """The thirty-fourth and thirty-eighth to forty-sixth rules: every setting of ``grid`` (its first
     dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
     ``doubled`` extended once to twice it; ``doubled`` None: none), on all folds and nested (variant
     ``name``; the rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the
     classifier's weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the
     scores already).
-    ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses."""
+    ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses;
+    ``recipe``'s fold models made the rewrites (the variants are its)."""
     for combo in itertools.product(*grid.values()):
         run(dict(zip(grid, combo, strict=True)))
     dims = list(grid)
@@ -539,12 +555,12 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
     winner = choice["winner"]
     selected = {"selected": {k: winner[k] for k in dims if len(grid[k]) > 1},
                 "mean_sari": winner["mean_sari"], "extended": choice["extended"], "classifier": diagnostics,
-                **(extra or {}), "nested": _nested(RECIPE, corpora, corpus, texts_of, dims, choose, name)}
+                **(extra or {}), "nested": _nested(recipe, corpora, corpus, texts_of, dims, choose, name)}
     values = dict(zip(grid, shipped, strict=True))
     mu = values.pop("added_weight") or baked
     setting = dataclasses.replace(base, keep_weight=mu, **values).as_dict()
     for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(RECIPE, f, shipped_name, fold_corpus, texts_of[shipped][part], setting)
+        _write_variant(recipe, f, shipped_name, fold_corpus, texts_of[shipped][part], setting)
     write_result(out, rows, selected)
     return 0
 
@@ -665,6 +681,8 @@ _lm_scale_distance = _nearest(dict(zip(GRID_LM_SCALE, SHIPPED_43_LM, strict=True
 """The forty-fifth rule's order after characters: nearest the stored setting (LM scale 1)."""
 _low_keep_distance = _nearest(dict(zip(GRID_LOW_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
 """The forty-sixth rule's order after characters: nearest the stored setting."""
+_loss_distance = _nearest(dict(zip(GRID_LOSS, SHIPPED_43, strict=True)), _STEPS_43)
+"""The forty-seventh rule's order after characters: nearest the stored setting."""
 
 KEEP_GRID_RULES = {
     # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
@@ -696,6 +714,10 @@ KEEP_GRID_RULES = {
     "low_keep_grid": {"grid": GRID_LOW_KEEP, "distance": _low_keep_distance, "name": "keeplow-nested",
                       "shipped": SHIPPED_43, "shipped_name": "shipped43", "doubled": None,
                       "chooser": _turkcorpus_first},
+    # another recipe's fold models (--candidate), compared with add4/shipped43
+    "loss_grid": {"grid": GRID_LOSS, "distance": _loss_distance, "name": "turkloss-nested",
+                  "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
+                  "chooser": _turkcorpus_first},
 }
 """The rules decided by :func:`_keep_grid` alone, by the ``--keep`` mode flag (its attribute name) that
 runs each: their grids, orders after characters, variant names, stored settings, extended axes and

@@ -144,6 +144,23 @@ def test_reference_shares_and_loss():
         pytest.approx(1.0 + 2.0 * (-0.5 + 1.0 - 0.5 + 1.0 + 1.0)))  # "." (r 0); car . and . </s> (r 0)
 
 
+def test_weighted_reference_shares():
+    refs = [["Kim", "bought", "a", "car"], ["Kim", "got", "a", "car"], ["Kim", "got", "cars"]]
+    # weights 1 : 1 : 2 -> 0.25, 0.25, 0.5
+    shares = reference_shares(refs, [1.0, 1.0, 2.0])
+    assert shares.share("kim") == 1.0 and shares.share("bought") == 0.25
+    assert shares.share("got") == pytest.approx(0.75) and shares.share("cars") == 0.5
+    assert shares.bigrams[("a", "car")] == 0.5 and shares.bigrams[("got", "cars")] == 0.5
+    # a reference of weight 0 counts nowhere
+    zero = reference_shares(refs, [1.0, 1.0, 0.0])
+    assert "cars" not in zero.shares and ("got", "cars") not in zero.bigrams and zero.share("a") == 1.0
+    # equal weights are the unweighted shares, exactly
+    assert reference_shares(refs, [3.0, 3.0, 3.0]) == reference_shares(refs)
+    for bad in ([1.0, 1.0], [1.0, -1.0, 1.0], [0.0, 0.0, 0.0]):
+        with pytest.raises(ValueError, match="one weight"):
+            reference_shares(refs, bad)
+
+
 def test_add_reward_lowers_only_the_cost_of_words_the_source_lacks():
     shares = reference_shares([["Kim", "bought", "a", "car"], ["Kim", "got", "a", "car"],
                                ["Kim", "bought", "cars"], ["Kim", "has", "a", "car"]])

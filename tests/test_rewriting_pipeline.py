@@ -83,6 +83,36 @@ def test_train_kind_rewriting_refuses_bad_options(tmp_path, capsys, option):
     assert "must be" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("weights", [["turkcorpus"], ["turkcorpus=x"], ["=1"], ["news=1"],
+                                     ["asset=1", "asset=2"], ["asset=-1", "turkcorpus=1"],
+                                     ["asset=0", "turkcorpus=0"]])
+def test_train_kind_rewriting_refuses_bad_loss_set_weights(tmp_path, capsys, weights):
+    code = main(["train", "--kind", "rewriting", "--data", str(tmp_path), "--out", str(tmp_path / "m"),
+                 "--loss-set-weights", *weights])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--loss-set-weights" in err or "reference-set weights" in err
+    assert "Traceback" not in err
+
+
+def test_loss_set_weights_share_each_set_weight_among_its_references():
+    from types import SimpleNamespace
+
+    from dualdecomp.models.rewriting.pipeline import RewriteTrainingSettings, _loss_shares
+
+    ref = SimpleNamespace
+    example = SimpleNamespace(references={"asset": [ref(tokens=["a", "x"]), ref(tokens=["a", "y"])],
+                                          "turkcorpus": [ref(tokens=["a", "z"])]})
+    settings = RewriteTrainingSettings(data_dir="d", out_dir="o", cache_dir="c",
+                                       loss_set_weights=(("asset", 0.25), ("turkcorpus", 0.75)))
+    shares = _loss_shares(example, settings)
+    assert shares.share("a") == 1.0 and shares.share("x") == pytest.approx(0.125)
+    assert shares.share("z") == pytest.approx(0.75)
+    only = _loss_shares(example, RewriteTrainingSettings(data_dir="d", out_dir="o", cache_dir="c",
+                                                         loss_set_weights=(("turkcorpus", 1.0),)))
+    assert only.share("z") == 1.0 and only.share("x") == 0.0
+
+
 def _rule(word: str, origins: set[str], count: int) -> RewriteRule:
     """⟨VBD, VBD⟩ → ⟨purchased, WORD⟩ with these origins and count."""
     return RewriteRule(Frag(NODE, "VBD", (Frag(WORD, "purchased"),)), Frag(NODE, "VBD", (Frag(WORD, word),)),

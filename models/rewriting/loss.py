@@ -128,24 +128,38 @@ def bounded_bigrams(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:
     return frozenset(zip(bounded, bounded[1:], strict=False))
 
 
-def reference_shares(references: Sequence[Sequence[str]]) -> ReferenceShares:
+def reference_shares(references: Sequence[Sequence[str]], weights: Sequence[float] | None = None
+                     ) -> ReferenceShares:
     """:class:`ReferenceShares` of tokenised references (a word counts once per reference).
 
     Parameters
     ----------
     references : sequence of sequence of str
         At least one tokenised reference.
+    weights : sequence of float, optional
+        One weight >= 0 per reference (normalised to sum 1; at least one positive): ``r(w)`` is then the
+        weighted share of the references that contain ``w``. None: every reference weighs the same.
 
     Returns
     -------
     ReferenceShares
+
+    Raises
+    ------
+    ValueError
+        No reference, or weights of another length, negative or all 0.
     """
     if not references:
         raise ValueError("reference_shares needs at least one reference")
+    if weights is None:
+        weights = [1.0] * len(references)
+    if len(weights) != len(references) or min(weights) < 0 or sum(weights) <= 0:
+        raise ValueError("reference_shares needs one weight >= 0 per reference, not all 0")
+    total = float(sum(weights))  # with equal weights every sum is a whole number: c / m, exactly
     seen: Counter[str] = Counter()
     pairs: Counter[tuple[str, str]] = Counter()
-    for ref in references:
-        seen.update({w.lower() for w in ref})
-        pairs.update(bounded_bigrams(ref))
-    m = len(references)
-    return ReferenceShares({w: c / m for w, c in seen.items()}, m, {p: c / m for p, c in pairs.items()})
+    for ref, weight in zip(references, weights, strict=True):
+        seen.update(dict.fromkeys({w.lower() for w in ref}, float(weight)))
+        pairs.update(dict.fromkeys(bounded_bigrams(ref), float(weight)))
+    return ReferenceShares({w: c / total for w, c in seen.items() if c > 0}, len(references),
+                           {p: c / total for p, c in pairs.items() if c > 0})

@@ -55,7 +55,7 @@ from dualdecomp.models.rewriting.keep_classifier import (
     train_keep_classifier,
 )
 from dualdecomp.models.rewriting.lm_matrix import unigram_scorer
-from dualdecomp.models.rewriting.loss import reference_shares
+from dualdecomp.models.rewriting.loss import ReferenceShares, reference_shares
 from dualdecomp.models.rewriting.model import RewriteDecoder, RewriteModel, rules_for, save_rewrite_model
 from dualdecomp.models.rewriting.training import make_example, train_rewriter
 from dualdecomp.models.ssvm import SsvmConfig, SsvmStats
@@ -92,6 +92,11 @@ class RewriteTrainingSettings:
     dev_limit : int or None
         Use only the first ``dev_limit`` dev sources for the epoch choice.
     reference_sets : tuple of str
+    loss_set_weights : tuple of (str, float)
+        The weight of each reference set in the loss's shares ``r`` (each set's references share its
+        weight equally; a set not named weighs 0; normalised): the forty-seventh rule of
+        ``docs/rewriting.md``. Empty: every reference weighs the same (10 ASSET and 8 TurkCorpus). The
+        grammar, the LM, the keep classifier and the epoch choice are unchanged.
     min_count : int
         Extracted rules seen fewer times are dropped.
     lexical_min_count : int or None
@@ -152,6 +157,7 @@ class RewriteTrainingSettings:
     limit: int | None = None
     dev_limit: int | None = None
     reference_sets: tuple[str, ...] = ("asset", "turkcorpus")
+    loss_set_weights: tuple[tuple[str, float], ...] = ()
     min_count: int = 2
     lexical_min_count: int | None = None
     min_sources: int = 1
@@ -179,6 +185,12 @@ class RewriteTrainingSettings:
     keep_encoder: str | None = None
 
     def __post_init__(self) -> None:
+        weights = dict(self.loss_set_weights)
+        if (len(weights) != len(self.loss_set_weights) or not set(weights) <= set(self.reference_sets)
+                or (weights and (min(weights.values()) < 0 or sum(weights.values()) <= 0))):
+            raise InputError("the loss's reference-set weights name each of "
+                             + ", ".join(self.reference_sets) + " at most once, with weights >= 0 "
+                             "and not all 0")
         if self.decode.keep_weight != 0.0 and self.keep_encoder is None:  # a bad setting raises here too
             raise InputError("a keep weight other than 0 needs a keep classifier: give its encoder "
                              "(keep_encoder, --keep-encoder)")
@@ -284,6 +296,15 @@ def _grammar(settings: RewriteTrainingSettings, ptrain: Sequence[ParsedExample],
     return load_rewrite_grammar(stem.with_suffix(".bin")), extraction
 
 
+def _loss_shares(example: ParsedExample, settings: RewriteTrainingSettings) -> ReferenceShares:
+    """The loss's ``r`` for one source with ``settings.loss_set_weights``: each named set's weight shared
+    equally by its references."""
+    weights = dict(settings.loss_set_weights)
+    refs = [(r.tokens, weights.get(name, 0.0) / len(example.references[name]))
+            for name in settings.reference_sets for r in example.references[name]]
+    return reference_shares([tokens for tokens, _ in refs], [w for _, w in refs])
+
+
 def _lm_sentences(examples: Sequence[ParsedExample], sets: Sequence[str], google: Sequence[str]
                   ) -> Iterator[list[str]]:
     for ex in examples:
@@ -316,11 +337,12 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         feats = featuriser_for(settings.hash_bits, RuleStatistics.from_rules(grammar.rules),
                                unigram_scorer(lm), settings.features)
         shares = [reference_shares([r.tokens for name in sets for r in ex.references[name]]) for ex in ptrain]
+        loss_shares = [_loss_shares(ex, settings) for ex in ptrain] if settings.loss_set_weights else shares
         examples = [make_example(ex.source.tree, grammar, r, lm, settings.delete_weight,
                                  settings.oracle_head_price, settings.bigram_loss, settings.add_reward,
                                  settings.bigram_add_reward,
                                  _rules_without(ex, grammar, settings) if settings.leave_one_out else None)
-                    for ex, r in zip(ptrain, shares, strict=True)]
+                    for ex, r in zip(ptrain, loss_shares, strict=True)]
         say(f"{len(examples)} training charts" + (" (leave-one-out)" if settings.leave_one_out else ""))
         epochs: list[dict] = []
 
@@ -348,7 +370,7 @@ def train_rewrite_model(settings: RewriteTrainingSettings, say: Callable[[str], 
         if settings.keep_encoder is not None:
             training["keep_encoder"] = encoder_reference(settings.keep_encoder)
         for name in ("add_reward", "bigram_add_reward", "lexical_min_count", "hope_epochs", "keep_weight",
-                     "keep_encoder", "leave_one_out"):
+                     "keep_encoder", "leave_one_out", "loss_set_weights"):
             if not training[name]:  # omitted at 0 or None: older models keep their bytes
                 del training[name]
         if training["min_sources"] == 1:  # likewise

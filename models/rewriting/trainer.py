@@ -38,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                               "source costs A x (1 - r - M x r)")):
         parser.add_argument(flag, type=float, default=default, metavar=metavar,
                             help=what + " (default: %(default)s)")
+    parser.add_argument("--loss-set-weights", nargs="+", default=[], metavar="SET=W",
+                        help="weigh the loss's reference shares by set, e.g. asset=0.25 turkcorpus=0.75 "
+                             "(a set not named weighs 0; default: every reference the same)")
     parser.add_argument("--features", nargs="*", default=[], choices=FEATURE_GROUPS, metavar="GROUP",
                         help="optional feature groups: " + ", ".join(FEATURE_GROUPS) + " (default: none)")
     parser.add_argument("--epochs", type=int, default=3,
@@ -82,6 +85,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "term; needs --keep-encoder when not 0 (default: %(default)s)")
 
 
+def _set_weights(items: list[str]) -> tuple[tuple[str, float], ...]:
+    """``--loss-set-weights``' SET=W items as (set, weight) pairs; raises ``InputError`` for a bad one."""
+    out = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = float("nan")
+        if not sep or not name or weight != weight:
+            raise InputError(f"--loss-set-weights: {item!r} is not SET=W (e.g. turkcorpus=0.75)")
+        out.append((name, weight))
+    return tuple(out)
+
+
 def train_from_options(args: argparse.Namespace, context: TrainingContext) -> dict:
     """Train and write the model directory; return a short report."""
     prices = (args.delete_weight, args.oracle_head_price, args.bigram_loss, args.add_reward,
@@ -94,6 +112,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
                          "--delete-weight, --oracle-head-price, --bigram-loss, --add-reward and "
                          "--bigram-add-reward >= 0")
     settings = RewriteTrainingSettings(data_dir=args.data, out_dir=args.out, cache_dir=args.cache,
+                                       loss_set_weights=_set_weights(args.loss_set_weights),
                                        google=tuple(args.lm_corpus), limit=args.limit,
                                        dev_limit=args.dev_limit, min_count=args.min_count,
                                        lexical_min_count=args.lexical_min_count,
