@@ -41,6 +41,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_low_keep.jsonl             # the forty-sixth rule
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --loss-grid --candidate add4-turk75 \
         --out benchmarks/rewriting_loss_turk75.jsonl          # the forty-seventh rule (and add4-turk100)
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --loss-keep-grid --candidate add4-turk75 \
+        --out benchmarks/rewriting_loss_keep.jsonl            # the forty-eighth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -159,6 +161,10 @@ GRID_LOW_KEEP = {"added_weight": (240.0, 480.0, 960.0), "word_bias": (240.0, 360
 GRID_LOSS = {"added_weight": (960.0,), "word_bias": (240.0, 360.0, 480.0),
              "substitution_bias": (0.0, 30.0, 60.0), "insertion_bias": (-135.0, -270.0, -405.0)}
 """The forty-seventh rule's grid, for each recipe of :data:`LOSS_RECIPES` (``--keep --loss-grid``)."""
+GRID_LOSS_KEEP = {"added_weight": (960.0, 1920.0, 3840.0), "word_bias": (120.0, 240.0, 360.0),
+                  "substitution_bias": (30.0,), "insertion_bias": (0.0, -135.0, -270.0)}
+"""The forty-eighth rule's grid: the classifier's weight above 960 for ``add4-turk75`` (``--keep
+--loss-keep-grid``)."""
 LOSS_RECIPES = ("add4-turk75", "add4-turk100")
 """The recipes whose loss weighs the reference sets (``benchmarks/rewriting_cv.py``)."""
 MEAN_WITHIN = 0.05
@@ -378,6 +384,9 @@ KEEP_MODES = {
     "--loss-grid": "the forty-seventh rule: the --candidate recipe's fold models (add4-turk75 or "
                    "add4-turk100), the forty-third rule's choice over GRID_LOSS, not extended (variants "
                    "CANDIDATE/turkloss-nested and CANDIDATE/at43)",
+    "--loss-keep-grid": "the forty-eighth rule: the --candidate recipe's fold models (add4-turk75), the "
+                        "forty-third rule's choice over GRID_LOSS_KEEP, not extended (variants "
+                        "CANDIDATE/turkkeep-nested and CANDIDATE/at43)",
 }
 """The ``--keep`` rules after the thirty-first, each run by its flag (they exclude each other): what it
 runs, for its help text."""
@@ -399,13 +408,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(flag, action="store_true", help=f"with --keep, {text}")
     parser.add_argument("--candidate", metavar="RECIPE",
                         help=f"with --loo, the recipe compared with add4 (default: {LOO_RECIPE}; the "
-                             "thirty-seventh rule: add4-src2); with --loss-grid (needed), the recipe "
-                             "decoded")
+                             "thirty-seventh rule: add4-src2); with --loss-grid or --loss-keep-grid "
+                             "(needed), the recipe decoded")
     args = parser.parse_args(argv)
-    if args.candidate is not None and not (args.loo or args.loss_grid):
-        parser.error("--candidate needs --loo or --loss-grid")
-    if args.loss_grid and args.candidate not in LOSS_RECIPES:
-        parser.error(f"--loss-grid needs --candidate {' or '.join(LOSS_RECIPES)}")
+    other_recipe = args.loss_grid or args.loss_keep_grid
+    if args.candidate is not None and not (args.loo or other_recipe):
+        parser.error("--candidate needs --loo, --loss-grid or --loss-keep-grid")
+    if other_recipe and args.candidate not in LOSS_RECIPES:
+        parser.error(f"--loss-grid and --loss-keep-grid need --candidate {' or '.join(LOSS_RECIPES)}")
     modes = sum(getattr(args, flag[2:].replace("-", "_")) for flag in KEEP_MODES)
     if modes and not args.keep or modes > 1:
         parser.error(f"{', '.join(KEEP_MODES)} each need --keep, and exclude each other")
@@ -419,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     vectors = Vectors(load_neural_model(KEEP_SCORER))
     if args.loo:
         return _leave_one_out(args.out, vectors, args.candidate or LOO_RECIPE)
-    recipe = args.candidate if args.loss_grid else RECIPE
+    recipe = args.candidate if other_recipe else RECIPE
     prepared, corpora, diagnostics = [], [], []
     base, baked = KEEP_BASE, SHIPPED_KEEP
     if args.similarity:  # the setting the embedded model stores, its classifier in the scores (below)
@@ -683,6 +693,8 @@ _low_keep_distance = _nearest(dict(zip(GRID_LOW_KEEP, SHIPPED_43, strict=True)),
 """The forty-sixth rule's order after characters: nearest the stored setting."""
 _loss_distance = _nearest(dict(zip(GRID_LOSS, SHIPPED_43, strict=True)), _STEPS_43)
 """The forty-seventh rule's order after characters: nearest the stored setting."""
+_loss_keep_distance = _nearest(dict(zip(GRID_LOSS_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
+"""The forty-eighth rule's order after characters: nearest the stored setting."""
 
 KEEP_GRID_RULES = {
     # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
@@ -718,6 +730,9 @@ KEEP_GRID_RULES = {
     "loss_grid": {"grid": GRID_LOSS, "distance": _loss_distance, "name": "turkloss-nested",
                   "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
                   "chooser": _turkcorpus_first},
+    "loss_keep_grid": {"grid": GRID_LOSS_KEEP, "distance": _loss_keep_distance, "name": "turkkeep-nested",
+                       "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
+                       "chooser": _turkcorpus_first},
 }
 """The rules decided by :func:`_keep_grid` alone, by the ``--keep`` mode flag (its attribute name) that
 runs each: their grids, orders after characters, variant names, stored settings, extended axes and
