@@ -43,6 +43,8 @@ Usage (from the repository root; needs the ``add4`` fold models of ``benchmarks/
         --out benchmarks/rewriting_loss_turk75.jsonl          # the forty-seventh rule (and add4-turk100)
     .venv/bin/python benchmarks/rewriting_added_words.py --keep --loss-keep-grid --candidate add4-turk75 \
         --out benchmarks/rewriting_loss_keep.jsonl            # the forty-eighth rule
+    .venv/bin/python benchmarks/rewriting_added_words.py --keep --loss-between-grid --candidate add4-turk75 \
+        --out benchmarks/rewriting_loss_between.jsonl         # the forty-ninth rule
 
 For each fold f: the hyperedges of fold f's model over its 1,200 training sources give the examples
 (:func:`added_words`: every word a hyperedge adds — substituted in more than case, or inserted — with its
@@ -165,6 +167,10 @@ GRID_LOSS_KEEP = {"added_weight": (960.0, 1920.0, 3840.0), "word_bias": (120.0, 
                   "substitution_bias": (30.0,), "insertion_bias": (0.0, -135.0, -270.0)}
 """The forty-eighth rule's grid: the classifier's weight above 960 for ``add4-turk75`` (``--keep
 --loss-keep-grid``)."""
+GRID_LOSS_BETWEEN = {"added_weight": (1280.0, 1600.0), "word_bias": (240.0, 360.0, 480.0),
+                     "substitution_bias": (30.0,), "insertion_bias": (-135.0, -270.0, -405.0)}
+"""The forty-ninth rule's grid: the classifier's weight between the forty-eighth rule's 960 and 1,920 for
+``add4-turk75`` (``--keep --loss-between-grid``)."""
 LOSS_RECIPES = ("add4-turk75", "add4-turk100")
 """The recipes whose loss weighs the reference sets (``benchmarks/rewriting_cv.py``)."""
 MEAN_WITHIN = 0.05
@@ -387,6 +393,9 @@ KEEP_MODES = {
     "--loss-keep-grid": "the forty-eighth rule: the --candidate recipe's fold models (add4-turk75), the "
                         "forty-third rule's choice over GRID_LOSS_KEEP, not extended (variants "
                         "CANDIDATE/turkkeep-nested and CANDIDATE/at43)",
+    "--loss-between-grid": "the forty-ninth rule: the --candidate recipe's fold models (add4-turk75), "
+                           "the forty-third rule's choice over GRID_LOSS_BETWEEN, not extended "
+                           "(variant CANDIDATE/turkmid-nested)",
 }
 """The ``--keep`` rules after the thirty-first, each run by its flag (they exclude each other): what it
 runs, for its help text."""
@@ -408,14 +417,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(flag, action="store_true", help=f"with --keep, {text}")
     parser.add_argument("--candidate", metavar="RECIPE",
                         help=f"with --loo, the recipe compared with add4 (default: {LOO_RECIPE}; the "
-                             "thirty-seventh rule: add4-src2); with --loss-grid or --loss-keep-grid "
-                             "(needed), the recipe decoded")
+                             "thirty-seventh rule: add4-src2); with --loss-grid, --loss-keep-grid or "
+                             "--loss-between-grid (needed), the recipe decoded")
     args = parser.parse_args(argv)
-    other_recipe = args.loss_grid or args.loss_keep_grid
+    other_recipe = args.loss_grid or args.loss_keep_grid or args.loss_between_grid
     if args.candidate is not None and not (args.loo or other_recipe):
-        parser.error("--candidate needs --loo, --loss-grid or --loss-keep-grid")
+        parser.error("--candidate needs --loo, --loss-grid, --loss-keep-grid or --loss-between-grid")
     if other_recipe and args.candidate not in LOSS_RECIPES:
-        parser.error(f"--loss-grid and --loss-keep-grid need --candidate {' or '.join(LOSS_RECIPES)}")
+        parser.error("--loss-grid, --loss-keep-grid and --loss-between-grid need --candidate "
+                     + " or ".join(LOSS_RECIPES))
     modes = sum(getattr(args, flag[2:].replace("-", "_")) for flag in KEEP_MODES)
     if modes and not args.keep or modes > 1:
         parser.error(f"{', '.join(KEEP_MODES)} each need --keep, and exclude each other")
@@ -543,15 +553,16 @@ _word_bias_distance = _nearest({"added_weight": SHIPPED_KEEP, "word_bias": 30.0}
 
 
 def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, grid: dict, distance,
-               name: str, shipped: tuple, shipped_name: str = "keep480", doubled: str | None = "word_bias",
+               name: str, shipped: tuple | None, shipped_name: str = "keep480",
+               doubled: str | None = "word_bias",
                base: DecodeSettings = KEEP_BASE, baked: float = SHIPPED_KEEP,
                extra: dict | None = None, chooser=None, recipe: str = RECIPE) -> int:
-    """The thirty-fourth and thirty-eighth to forty-sixth rules: every setting of ``grid`` (its first
+    """The thirty-fourth and thirty-eighth to forty-ninth rules: every setting of ``grid`` (its first
     dimension ``added_weight``; the other settings ``base``'s), the choice (a winner at the outermost
     ``doubled`` extended once to twice it; ``doubled`` None: none), on all folds and nested (variant
-    ``name``; the rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name``, with the
-    classifier's weight ``baked`` where the setting's ``added_weight`` is 0: the classifier is in the
-    scores already).
+    ``name``; the rewrites of the ``shipped`` setting, a key of ``rows``, as ``shipped_name`` (``shipped``
+    None: none), with the classifier's weight ``baked`` where the setting's ``added_weight`` is 0: the
+    classifier is in the scores already).
     ``extra`` joins the recorded choice; ``chooser`` (default :func:`choose_doubling`) chooses;
     ``recipe``'s fold models made the rewrites (the variants are its)."""
     for combo in itertools.product(*grid.values()):
@@ -566,11 +577,12 @@ def _keep_grid(out: Path, run, rows, texts_of, corpora, corpus, diagnostics, gri
     selected = {"selected": {k: winner[k] for k in dims if len(grid[k]) > 1},
                 "mean_sari": winner["mean_sari"], "extended": choice["extended"], "classifier": diagnostics,
                 **(extra or {}), "nested": _nested(recipe, corpora, corpus, texts_of, dims, choose, name)}
-    values = dict(zip(grid, shipped, strict=True))
-    mu = values.pop("added_weight") or baked
-    setting = dataclasses.replace(base, keep_weight=mu, **values).as_dict()
-    for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
-        _write_variant(recipe, f, shipped_name, fold_corpus, texts_of[shipped][part], setting)
+    if shipped is not None:
+        values = dict(zip(grid, shipped, strict=True))
+        mu = values.pop("added_weight") or baked
+        setting = dataclasses.replace(base, keep_weight=mu, **values).as_dict()
+        for f, (fold_corpus, part) in enumerate(zip(corpora, _fold_slices(corpora), strict=True)):
+            _write_variant(recipe, f, shipped_name, fold_corpus, texts_of[shipped][part], setting)
     write_result(out, rows, selected)
     return 0
 
@@ -695,6 +707,8 @@ _loss_distance = _nearest(dict(zip(GRID_LOSS, SHIPPED_43, strict=True)), _STEPS_
 """The forty-seventh rule's order after characters: nearest the stored setting."""
 _loss_keep_distance = _nearest(dict(zip(GRID_LOSS_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
 """The forty-eighth rule's order after characters: nearest the stored setting."""
+_loss_between_distance = _nearest(dict(zip(GRID_LOSS_BETWEEN, SHIPPED_43, strict=True)), _STEPS_43)
+"""The forty-ninth rule's order after characters: nearest the stored setting."""
 
 KEEP_GRID_RULES = {
     # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
@@ -733,6 +747,10 @@ KEEP_GRID_RULES = {
     "loss_keep_grid": {"grid": GRID_LOSS_KEEP, "distance": _loss_keep_distance, "name": "turkkeep-nested",
                        "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
                        "chooser": _turkcorpus_first},
+    # the stored setting is not in this grid: no at43 rewrites (add4/shipped43 is the baseline)
+    "loss_between_grid": {"grid": GRID_LOSS_BETWEEN, "distance": _loss_between_distance,
+                          "name": "turkmid-nested", "shipped": None, "doubled": None,
+                          "chooser": _turkcorpus_first},
 }
 """The rules decided by :func:`_keep_grid` alone, by the ``--keep`` mode flag (its attribute name) that
 runs each: their grids, orders after characters, variant names, stored settings, extended axes and

@@ -124,7 +124,8 @@ RULES = {("add4", "embedded"): "sixteenth", ("add4/nested", "embedded/nested"): 
          ("add4/keeplow-nested", "add4/shipped43"): "forty-sixth",
          ("add4-turk75/turkloss-nested", "add4/shipped43"): "forty-seventh",
          ("add4-turk100/turkloss-nested", "add4/shipped43"): "forty-seventh",
-         ("add4-turk75/turkkeep-nested", "add4/shipped43"): "forty-eighth"}
+         ("add4-turk75/turkkeep-nested", "add4/shipped43"): "forty-eighth",
+         ("add4-turk75/turkmid-nested", "add4/shipped43"): "forty-ninth"}
 """The comparisons the rules of ``docs/rewriting.md`` decide by (new, old) → the rule: each is bootstrapped
 and marked ``RULE_rule_met`` when ``new`` is ahead by more than 0.2 in at least :data:`SHARE_AHEAD` of the
 resamples."""
@@ -135,7 +136,7 @@ NOT_WORSE_BY = {"twenty-seventh": 0.1}
 """Rules that weigh a readability constraint against SARI instead of asking for a gain: met when the new
 variant's pooled mean SARI is lower by at most this much (no bootstrap bar)."""
 TURKCORPUS_BAR = {"forty-third", "forty-fourth", "forty-fifth", "forty-sixth", "forty-seventh",
-                  "forty-eighth"}
+                  "forty-eighth", "forty-ninth"}
 """Rules that ask the gain of TurkCorpus's SARI: met when the new variant is ahead on TurkCorpus by more
 than 0.2 in at least 95 % of the resamples and its pooled mean SARI is not lower."""
 
