@@ -704,11 +704,8 @@ _lm_scale_distance = _nearest(dict(zip(GRID_LM_SCALE, SHIPPED_43_LM, strict=True
 _low_keep_distance = _nearest(dict(zip(GRID_LOW_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
 """The forty-sixth rule's order after characters: nearest the stored setting."""
 _loss_distance = _nearest(dict(zip(GRID_LOSS, SHIPPED_43, strict=True)), _STEPS_43)
-"""The forty-seventh rule's order after characters: nearest the stored setting."""
-_loss_keep_distance = _nearest(dict(zip(GRID_LOSS_KEEP, SHIPPED_43, strict=True)), _STEPS_43)
-"""The forty-eighth rule's order after characters: nearest the stored setting."""
-_loss_between_distance = _nearest(dict(zip(GRID_LOSS_BETWEEN, SHIPPED_43, strict=True)), _STEPS_43)
-"""The forty-ninth rule's order after characters: nearest the stored setting."""
+"""The forty-seventh to forty-ninth rules' order after characters (their grids have the same settings):
+nearest the stored setting."""
 
 KEEP_GRID_RULES = {
     # μ is the grid's first dimension; the shipped setting is μ 480, bias 30
@@ -744,11 +741,11 @@ KEEP_GRID_RULES = {
     "loss_grid": {"grid": GRID_LOSS, "distance": _loss_distance, "name": "turkloss-nested",
                   "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
                   "chooser": _turkcorpus_first},
-    "loss_keep_grid": {"grid": GRID_LOSS_KEEP, "distance": _loss_keep_distance, "name": "turkkeep-nested",
+    "loss_keep_grid": {"grid": GRID_LOSS_KEEP, "distance": _loss_distance, "name": "turkkeep-nested",
                        "shipped": SHIPPED_43, "shipped_name": "at43", "doubled": None,
                        "chooser": _turkcorpus_first},
     # the stored setting is not in this grid: no at43 rewrites (add4/shipped43 is the baseline)
-    "loss_between_grid": {"grid": GRID_LOSS_BETWEEN, "distance": _loss_between_distance,
+    "loss_between_grid": {"grid": GRID_LOSS_BETWEEN, "distance": _loss_distance,
                           "name": "turkmid-nested", "shipped": None, "doubled": None,
                           "chooser": _turkcorpus_first},
 }

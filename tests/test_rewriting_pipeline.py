@@ -83,7 +83,7 @@ def test_train_kind_rewriting_refuses_bad_options(tmp_path, capsys, option):
     assert "must be" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("weights", [["turkcorpus"], ["turkcorpus=x"], ["=1"], ["news=1"],
+@pytest.mark.parametrize("weights", [["turkcorpus"], ["turkcorpus=x"], ["turkcorpus=inf"], ["=1"], ["news=1"],
                                      ["asset=1", "asset=2"], ["asset=-1", "turkcorpus=1"],
                                      ["asset=0", "turkcorpus=0"]])
 def test_train_kind_rewriting_refuses_bad_loss_set_weights(tmp_path, capsys, weights):

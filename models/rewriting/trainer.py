@@ -7,6 +7,7 @@ the embedded model's settings). Not a component kind: the rewriting model is a t
 from __future__ import annotations
 
 import argparse
+import math
 
 from dualdecomp.core.errors import InputError
 from dualdecomp.models.registry import Trainer, TrainingContext
@@ -94,7 +95,7 @@ def _set_weights(items: list[str]) -> tuple[tuple[str, float], ...]:
             weight = float(value)
         except ValueError:
             weight = float("nan")
-        if not sep or not name or weight != weight:
+        if not sep or not name or not math.isfinite(weight):
             raise InputError(f"--loss-set-weights: {item!r} is not SET=W (e.g. turkcorpus=0.75)")
         out.append((name, weight))
     return tuple(out)
