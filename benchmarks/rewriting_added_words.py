@@ -399,6 +399,14 @@ KEEP_MODES = {
 }
 """The ``--keep`` rules after the thirty-first, each run by its flag (they exclude each other): what it
 runs, for its help text."""
+CANDIDATE_MODES = ("--loss-grid", "--loss-keep-grid", "--loss-between-grid")
+"""The modes of :data:`KEEP_MODES` that decode the fold models of ``--candidate`` (one of
+:data:`LOSS_RECIPES`) instead of ``add4``'s."""
+
+
+def _attribute(flag: str) -> str:
+    """The argparse attribute of a ``--flag``."""
+    return flag[2:].replace("-", "_")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,16 +425,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(flag, action="store_true", help=f"with --keep, {text}")
     parser.add_argument("--candidate", metavar="RECIPE",
                         help=f"with --loo, the recipe compared with add4 (default: {LOO_RECIPE}; the "
-                             "thirty-seventh rule: add4-src2); with --loss-grid, --loss-keep-grid or "
-                             "--loss-between-grid (needed), the recipe decoded")
+                             f"thirty-seventh rule: add4-src2); with {', '.join(CANDIDATE_MODES)} "
+                             "(needed), the recipe decoded")
     args = parser.parse_args(argv)
-    other_recipe = args.loss_grid or args.loss_keep_grid or args.loss_between_grid
+    other_recipe = any(getattr(args, _attribute(flag)) for flag in CANDIDATE_MODES)
     if args.candidate is not None and not (args.loo or other_recipe):
-        parser.error("--candidate needs --loo, --loss-grid, --loss-keep-grid or --loss-between-grid")
+        parser.error(f"--candidate needs one of --loo, {', '.join(CANDIDATE_MODES)}")
     if other_recipe and args.candidate not in LOSS_RECIPES:
-        parser.error("--loss-grid, --loss-keep-grid and --loss-between-grid need --candidate "
-                     + " or ".join(LOSS_RECIPES))
-    modes = sum(getattr(args, flag[2:].replace("-", "_")) for flag in KEEP_MODES)
+        parser.error(f"{', '.join(CANDIDATE_MODES)} need --candidate " + " or ".join(LOSS_RECIPES))
+    modes = sum(getattr(args, _attribute(flag)) for flag in KEEP_MODES)
     if modes and not args.keep or modes > 1:
         parser.error(f"{', '.join(KEEP_MODES)} each need --keep, and exclude each other")
     grid = (GRID_WIDE if args.wide else GRID_TURK if args.turk else GRID_WORD_BIAS if args.word_bias_grid
@@ -696,7 +703,7 @@ _insertion_distance = _nearest({"word_bias": 240.0, "substitution_bias": 60.0, "
 """The forty-second and forty-third rules' order after characters: nearest the stored setting (240, 60,
 −45; μ is 960 throughout)."""
 _STEPS_43 = {"lm_scale": 0.25, "word_bias": 120.0, "substitution_bias": 30.0, "insertion_bias": 135.0}
-"""The steps of the forty-fourth to forty-sixth rules' distance from :data:`SHIPPED_43`."""
+"""The steps of the forty-fourth to forty-ninth rules' distance from :data:`SHIPPED_43`."""
 _word_edge_distance = _nearest(dict(zip(GRID_WORD_EDGE, SHIPPED_43, strict=True)), _STEPS_43)
 """The forty-fourth rule's order after characters: nearest the stored setting (960, 360, 30, −270)."""
 _lm_scale_distance = _nearest(dict(zip(GRID_LM_SCALE, SHIPPED_43_LM, strict=True)), _STEPS_43)
