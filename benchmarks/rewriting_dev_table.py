@@ -16,12 +16,14 @@ Usage (from the repository root)::
   values (``--lm-scale 1 --word-bias 0 --substitution-bias 0 --insertion-bias 0 --keep-weight 0``: the
   learnt weights as they are), to show what the embedded model's settings (chosen on dev,
   ``benchmarks/rewriting_decode_grid.py``, and on cross-validated train) change;
-- ``rewriter_free_before43.jsonl``: the same at free length with the setting stored before the
-  forty-third rule of ``docs/rewriting.md`` (``--keep-weight 960 --word-bias 240 --substitution-bias 60
-  --insertion-bias -45``), to show what that rule changes;
-- ``rewriter_free_nokeep.jsonl``: at free length without the keep classifier and with those earlier
-  biases (``--keep-weight 0`` and the same three biases: the rewriter before the classifier shipped), to
-  show what the classifier changed.
+- ``rewriter_free_before50.jsonl``: the same at free length with the decode setting stored before the
+  fiftieth rule of ``docs/rewriting.md`` (``--keep-weight 960 --insertion-bias=-270``, the word and
+  substitution biases as stored), to show what that rule's training change does by itself;
+- ``rewriter_free_nokeep.jsonl``: at free length without the keep classifier (``--keep-weight 0``, the
+  stored biases), to show what the classifier changes;
+- ``before50_rewriter_free.jsonl`` (kept, not made by ``predict``): the free-length row of the model
+  embedded before the fiftieth rule, which ``predict`` made until then
+  (``benchmarks/rewriting_dev_confirm.py`` compared the two).
 
 ``compress`` reads the raw sources as plain text (one sentence per line, tokenised by spaCy, each
 compression detokenised with the original spacing into the row's ``output``), which numbers its rows by
@@ -51,13 +53,12 @@ from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "rewriting_dev"
 
-EARLIER_BIASES = ("--word-bias", "30", "--substitution-bias", "240", "--insertion-bias", "180")
-"""The biases the embedded model stored before the thirty-eighth rule (the seventeenth rule's)."""
-BEFORE_43 = ("--keep-weight", "960", "--word-bias", "240", "--substitution-bias", "60",
-             "--insertion-bias=-45")
-"""The setting the embedded model stored from the thirty-ninth rule to the forty-third."""
+BEFORE_50 = ("--keep-weight", "960", "--insertion-bias=-270")
+"""The decode setting the embedded model stored from the forty-third rule to the fiftieth (its word and
+substitution biases, 360 and 30, are still the stored ones)."""
 
-# name in the table, prediction file, the dualdecomp command and its options (None: not made by dualdecomp)
+# name in the table, prediction file, the dualdecomp command and its options (None: not made by dualdecomp;
+# command "": the identity, made by ``predict``; command "kept": a stored file ``predict`` does not touch)
 SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("identity (copy the source)", "identity.jsonl", "", None),
     ("deletion-only default, free length", "deletion_default.jsonl", "compress", []),
@@ -66,10 +67,12 @@ SYSTEMS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ("rewriter, decode settings neutral (weights as learnt), free length", "rewriter_free_learnt.jsonl",
      "rewrite", ["--lm-scale", "1", "--word-bias", "0", "--substitution-bias", "0", "--insertion-bias", "0",
                  "--keep-weight", "0"]),
-    ("rewriter, the setting before the forty-third rule (classifier 960, word 240, substitution 60, "
-     "insertion −45)", "rewriter_free_before43.jsonl", "rewrite", [*BEFORE_43]),
-    ("rewriter without the keep classifier, those biases (--keep-weight 0), free length",
-     "rewriter_free_nokeep.jsonl", "rewrite", ["--keep-weight", "0", *EARLIER_BIASES]),
+    ("rewriter, the decode setting before the fiftieth rule (classifier 960, insertion −270), free length",
+     "rewriter_free_before50.jsonl", "rewrite", [*BEFORE_50]),
+    ("rewriter without the keep classifier (--keep-weight 0), free length", "rewriter_free_nokeep.jsonl",
+     "rewrite", ["--keep-weight", "0"]),
+    ("the model embedded before the fiftieth rule, free length", "before50_rewriter_free.jsonl", "kept",
+     None),
     ("rewriter, --ratio 0.9", "rewriter_ratio_0.9.jsonl", "rewrite", ["--ratio", "0.9"]),
     ("rewriter, --ratio 0.75", "rewriter_ratio_0.75.jsonl", "rewrite", ["--ratio", "0.75"]),
     ("rewriter, --ratio 0.6", "rewriter_ratio_0.6.jsonl", "rewrite", ["--ratio", "0.6"]),
@@ -113,7 +116,7 @@ def predict(references: Path, commands: tuple[str, ...] = ("", "compress", "rewr
         if command not in commands:
             continue
         target = OUT / file
-        if options is None:
+        if command == "":
             rows = [{"id": i, "rewrite": s} for i, s in zip(corpus.ids, corpus.sources, strict=True)]
         else:
             print(f"{name}: dualdecomp {command} {' '.join(options)}", file=sys.stderr)

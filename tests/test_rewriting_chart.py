@@ -416,7 +416,7 @@ def test_sentence_case_follows_the_source():
     assert len(sentence_case("the end.", "The end.")) == len("the end.")
 
 
-def test_rule_word_case_lowers_only_function_words_a_rule_capitalised():
+def test_rule_word_case_mends_the_case_a_rule_brought():
     from dualdecomp.solvers.rewriting import rewrite_text, rule_word_case
 
     source = "The Administrators are, by contrast, appointed by the Governor-General."
@@ -430,8 +430,24 @@ def test_rule_word_case_lowers_only_function_words_a_rule_capitalised():
     assert rule_word_case(("it", "ran", ".", "Also", "it", "hid"), "It ran and hid.")[3] == "Also"
     assert rule_word_case(("a", "\"", "Just", "Say", "No", "\""), "a \"Just Say No\" campaign") \
         == ("a", "\"", "Just", "Say", "No", "\"")
-    assert rule_word_case(("he", "and", "I", "saw", "US", "Army", "THAT"), "He saw it.") \
-        == ("he", "and", "I", "saw", "US", "Army", "THAT")
+    assert rule_word_case(("he", "and", "I", "saw", "US", "IT", "Army"), "He saw it and us.") \
+        == ("he", "and", "I", "saw", "US", "IT", "Army")
+    # a function word in capitals of three letters or more, and a capital the source shows only as its
+    # sentence start ("On September 17, ...") are lowered; one it shows mid-sentence is kept
+    assert rule_word_case(("Whedon", "said", "On", "the", "site", "THAT", "it", "ended"),
+                          "On September 17, Whedon announced it.") \
+        == ("Whedon", "said", "on", "the", "site", "that", "it", "ended")
+    assert rule_word_case(("he", "saw", "On", "Top"), "He saw \"On Top\".") == ("he", "saw", "On", "Top")
+    assert rule_word_case(("he", "saw", "On"), "He ran. On the road he saw it.")[2] == "on"
+    # a word the source writes one way inside a sentence is written that way, content word or not
+    assert rule_word_case(("the", "biggest", "Known", "moon", "in", "july"),
+                          "The largest known moon was seen in July.") \
+        == ("the", "biggest", "known", "moon", "in", "July")
+    # written so at the source's start: the source decides nothing ("Year" and "year")
+    assert rule_word_case(("The", "Year", "Round", "School", "lasts", "a", "year"),
+                          "Year-Round School lasts the entire year.")[1] == "Year"
+    # two spellings in the source: the source decides nothing ("Bay" and "bay")
+    assert rule_word_case(("a", "BAY"), "The bay of Bay City.") == ("a", "BAY")
 
 
 @settings(max_examples=200, deadline=None)
@@ -445,6 +461,8 @@ def test_rule_word_case_keeps_lengths_and_source_words(words, source):
     assert [len(w) for w in out] == [len(w) for w in words]
     assert [w.lower() for w in out] == [w.lower() for w in words]
     assert rule_word_case(out, source) == out
-    source_words = set(source.replace(".", " ").split())
+    source_words = set(source.replace(".", " ").split()[1:])  # written mid-sentence in the source
     assert all(a == b for a, b in zip(out, words, strict=True) if b in source_words)
+    assert all(a in source_words for a, b in zip(out, words, strict=True)
+               if a != b and a.lower() in {w.lower() for w in source_words} and a != b.lower())
     assert len(rewrite_text(words, source)) == len(detokenise_words(words))

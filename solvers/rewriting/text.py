@@ -129,16 +129,36 @@ def function_words() -> frozenset[str]:
     return frozenset(spacy.lang.en.stop_words.STOP_WORDS)
 
 
+def _source_spellings(source: str) -> tuple[set[str], set[str]]:
+    """The alphabetic runs of ``source`` inside its sentences (a title in quotes counts), and those that
+    start one of its sentences (first, or after ".", "!" or "?"), whose capital says nothing."""
+    inside, starting = set(), set()
+    for match in re.finditer(r"[^\W\d_]+", source):
+        before = source[:match.start()].rstrip()
+        (inside if before and before[-1] not in ".!?" else starting).add(match.group())
+    return inside, starting
+
+
 def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
-    """The rewrite's words with the capital a rule brought from a reference undone on function words.
+    """The rewrite's words with the case a rule brought from a reference mended.
 
     A rule's target words keep the case they had in the reference they were learnt from, so a word that
     began a reference sentence ("Also, ...", "By contrast, ...") is written capitalised wherever the rule
-    fires ("was Also used", "made By the Governor-General"). A word is lower-cased here when it is
-    capitalised (its first letter upper-case, the others lower-case), is a function word (spaCy's English
-    stop words, "I" excepted), is not written that way anywhere in ``source`` (so a copied word keeps its
-    case) and is neither the first word nor written after a sentence break or an opening quotation or
-    bracket (:data:`SENTENCE_BREAKS`). Lengths do not change, so a character budget still holds.
+    fires ("was Also used", "made By the Governor-General", "the biggest Known"), a reference written in
+    capitals brings "THAT", and a careless one "july". A word neither first nor written after a sentence
+    break or an opening quotation or bracket (:data:`SENTENCE_BREAKS`), and not written that way inside a
+    sentence of ``source`` (so a copied word keeps its case; a word that starts a source sentence,
+    capitalised for that, does not count: "On September 17, ..." lets a rule's "On" be lowered), is
+
+    - written as the source writes it inside a sentence when the source has exactly one spelling of it
+      there ("Known" → "known", "july" → "July"), unless it is all capitals of one or two letters (the
+      acronyms "US", "IT" stay) or the source starts a sentence with it as written ("Year-Round School
+      ... the calendar year" leaves "Year" alone);
+    - else lower-cased when it is a function word (spaCy's English stop words, "I" excepted) that is
+      capitalised (its first letter upper-case, the others lower-case) or all capitals of three letters
+      or more (so "US" and "IT" stay acronyms).
+
+    Lengths do not change, so a character budget still holds.
 
     Parameters
     ----------
@@ -155,11 +175,22 @@ def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
     """
     stop = function_words()
     out = list(words)
-    in_source = set(re.findall(r"[^\W\d_]+", source))  # the source's alphabetic runs
+    in_source, starting = _source_spellings(source)
+    spellings: dict[str, set[str]] = {}
+    for w in in_source:
+        spellings.setdefault(w.lower(), set()).add(w)
     for t in range(1, len(out)):
         w = out[t]
-        if (len(w) > 1 and w.isalpha() and w[0].isupper() and w[1:].islower() and w.lower() in stop
-                and out[t - 1] not in SENTENCE_BREAKS and w not in in_source):
+        if (not w.isalpha() or w in in_source or out[t - 1] in SENTENCE_BREAKS
+                or (w.isupper() and len(w) <= 2)):  # "US", "IT": acronyms, whatever the source writes
+            continue
+        source_spelling = spellings.get(w.lower(), set())
+        if len(source_spelling) == 1 and w not in starting:
+            out[t] = next(iter(source_spelling))
+            continue
+        capitalised = len(w) > 1 and w[0].isupper() and w[1:].islower()
+        capitals = len(w) >= 3 and w.isupper()
+        if (capitalised or capitals) and w.lower() in stop:
             out[t] = w.lower()
     return tuple(out)
 
