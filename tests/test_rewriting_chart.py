@@ -446,12 +446,18 @@ def test_rule_word_case_mends_the_case_a_rule_brought():
     # written so at the source's start: the source decides nothing ("Year" and "year")
     assert rule_word_case(("The", "Year", "Round", "School", "lasts", "a", "year"),
                           "Year-Round School lasts the entire year.")[1] == "Year"
+    # the article "A" a rule brought is lowered, one the source writes inside a sentence is kept
+    assert rule_word_case(("the", "game", "in", "A", "single"), "It was in a single.")[3] == "a"
+    assert rule_word_case(("the", "game", "in", "A", "single"), "It was a game.")[3] == "a"
+    assert rule_word_case(("the", "film", "A", "Pattern"), "The film, A Pattern of Roses.")[2] == "A"
+    # a function word in lower case is never raised to the source's capital ("may" beside "May")
+    assert rule_word_case(("it", "may", "open", "in", "May"), "It opened in May.")[1] == "may"
     # two spellings in the source: the source decides nothing ("Bay" and "bay")
     assert rule_word_case(("a", "BAY"), "The bay of Bay City.") == ("a", "BAY")
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["Also", "also", "By", "the", "Cat", ".", "(", "I", "US", "Since", ","]),
+@given(st.lists(st.sampled_from(["Also", "also", "By", "the", "Cat", ".", "(", "I", "US", "Since", ",", "A"]),
                 max_size=12),
        st.sampled_from(["Also by the cat.", "the cat", "Since I saw US."]))
 def test_rule_word_case_keeps_lengths_and_source_words(words, source):

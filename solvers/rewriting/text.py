@@ -151,12 +151,13 @@ def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
     capitalised for that, does not count: "On September 17, ..." lets a rule's "On" be lowered), is
 
     - written as the source writes it inside a sentence when the source has exactly one spelling of it
-      there ("Known" → "known", "july" → "July"), unless it is all capitals of one or two letters (the
-      acronyms "US", "IT" stay) or the source starts a sentence with it as written ("Year-Round School
-      ... the calendar year" leaves "Year" alone);
+      there ("Known" → "known", "july" → "July"), unless it is all capitals of one or two letters other
+      than the article "A" (the acronyms "US", "IT", "I" and "C" stay), the source starts a sentence
+      with it as written ("Year-Round School ... the calendar year" leaves "Year" alone) or it is a
+      function word in lower case (the modal "may" stays beside the month "May");
     - else lower-cased when it is a function word (spaCy's English stop words, "I" excepted) that is
-      capitalised (its first letter upper-case, the others lower-case) or all capitals of three letters
-      or more (so "US" and "IT" stay acronyms).
+      capitalised (its first letter upper-case, the others lower-case, or the article "A") or all
+      capitals of three letters or more (so "US" and "IT" stay acronyms).
 
     Lengths do not change, so a character budget still holds.
 
@@ -182,13 +183,14 @@ def rule_word_case(words: Sequence[str], source: str) -> tuple[str, ...]:
     for t in range(1, len(out)):
         w = out[t]
         if (not w.isalpha() or w in in_source or out[t - 1] in SENTENCE_BREAKS
-                or (w.isupper() and len(w) <= 2)):  # "US", "IT": acronyms, whatever the source writes
+                or (w.isupper() and len(w) <= 2 and w != "A")):  # "US", "IT", "I", "C": left as written
             continue
         source_spelling = spellings.get(w.lower(), set())
-        if len(source_spelling) == 1 and w not in starting:
+        raises = w.islower() and w in stop  # "may" is not "May": a function word is never capitalised
+        if len(source_spelling) == 1 and w not in starting and not raises:
             out[t] = next(iter(source_spelling))
             continue
-        capitalised = len(w) > 1 and w[0].isupper() and w[1:].islower()
+        capitalised = w == "A" or (len(w) > 1 and w[0].isupper() and w[1:].islower())
         capitals = len(w) >= 3 and w.isupper()
         if (capitalised or capitals) and w.lower() in stop:
             out[t] = w.lower()
