@@ -254,6 +254,7 @@ def _decoder(args: argparse.Namespace):
                         lineariser=not args.no_lineariser and bool(tree_beam),
                         second_stage=args.second_stage, beam_attachments=args.tree_beam_attachments,
                         lm_beam=lm_beam_inputs)
+    decoder.warm_up(search, exact)  # kernels compiled before any input's deadline starts
     return lambda inp: decoder.decode(inp, search, exact, Deadline.start(args.timeout))
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from dualdecomp.core.deadline import Deadline
-from dualdecomp.data.ordering.inputs import OrderingInput
+from dualdecomp.data.ordering.inputs import ROOT, OrderingInput
 from dualdecomp.data.ordering.result import OrderingResult
 from dualdecomp.models.ordering.bag_lm.search import LMBeam, lm_beam_applies
 from dualdecomp.models.ordering.decoding.config import ExactConfig
@@ -25,6 +25,12 @@ from dualdecomp.models.ordering.lineariser.model import Lineariser
 from dualdecomp.models.ordering.lm_term import OrderingLM
 from dualdecomp.models.ordering.paper.model import OrderingModel
 from dualdecomp.models.ordering.paper.search import SearchConfig
+
+WARM_UP_INPUTS = (
+    OrderingInput(("the", "dog", "ran", "."), (None,) * 4, (None,) * 4, "warm-up bag"),
+    OrderingInput(("the", "dog", "ran", "."), ("DT", "NN", "VBD", "."), (1, 2, ROOT, 2), "warm-up tree"),
+)
+"""What :meth:`OrderingDecoder.warm_up` decodes: a bag without tags and a full tree with its tags."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,23 @@ class OrderingDecoder:
         """The LM term of the paper model's decoders for ``inp``: ``units_lm`` when ``inp`` has ordered
         units and there is one, else ``lm``."""
         return self.units_lm if inp.units and self.units_lm is not None else self.lm
+
+    def warm_up(self, search: SearchConfig | None = None, exact: ExactConfig | None = None) -> None:
+        """Decode :data:`WARM_UP_INPUTS` with these settings and no time limit, for their side effect: the
+        decoders' numba kernels are compiled (or loaded from numba's cache) here, not inside the first
+        input's deadline. On a cold cache that takes seconds, which a 5 s limit would spend compiling
+        (the first input came back timed out, ordered at random). A few milliseconds once compiled.
+
+        Parameters
+        ----------
+        search : SearchConfig, optional
+            As :meth:`decode` (its time limit is lifted for the warm-up).
+        exact : ExactConfig or None
+            As :meth:`decode`.
+        """
+        untimed = replace(search or SearchConfig(), timeout=None)
+        for inp in WARM_UP_INPUTS:
+            self.decode(inp, untimed, exact)
 
     @property
     def linearizer(self) -> Lineariser | None:  # old spelling kept (the W2.3 notebook used it)
