@@ -11,7 +11,7 @@ from dualdecomp.app.batch import BatchOptions, journal_path, run_batch
 from dualdecomp.app.cli import main
 from dualdecomp.app.cluster import cluster_client
 from dualdecomp.app.compressor import Compressor
-from dualdecomp.app.distributed import run_distributed_batch
+from dualdecomp.app.distributed import chunk_rows, run_distributed_batch
 from dualdecomp.core.errors import InputError
 
 OPTIONS = BatchOptions(deterministic=True, batch_size=3)
@@ -101,6 +101,23 @@ def test_fail_policy_stops_at_the_first_bad_line_in_input_order(client, tiny_mod
     with pytest.raises(InputError, match="line 5"):
         run_distributed_batch(source, out, client, Compressor(tiny_model), options)
     assert not out.exists()
+
+
+class _Future:
+    """A stand-in for a Dask future: only its status."""
+
+    def __init__(self, status: str) -> None:
+        self.status = status
+
+
+def test_a_chunk_whose_rows_arrived_is_kept_though_its_worker_died_after():
+    rows = [(0, {"id": "a", "compression": "a"}, 0), (1, {"id": "b", "error": "bad"}, 2)]
+    assert chunk_rows(_Future("finished"), rows) == rows
+    for status in ("lost", "pending"):  # the scheduler marks the data of a dead worker lost
+        assert chunk_rows(_Future(status), rows) == rows
+    error = ValueError("boom")
+    assert chunk_rows(_Future("error"), (ValueError, error, None)) is None
+    assert chunk_rows(_Future("cancelled"), error) is None
 
 
 def test_a_worker_killed_mid_run_loses_nothing(client, tiny_model, source, single, tmp_path):

@@ -114,6 +114,31 @@ def decode_chunk(plugin: str, chunk: list[tuple[int, CorpusItem]],
     return [(i, *row_code) for i, row_code in process_chunk(chunk, processor, options).items()]
 
 
+def chunk_rows(future, result: Any) -> list[tuple[int, dict, int]] | None:
+    """The rows of a chunk that ``as_completed(with_results=True, raise_errors=False)`` yielded, or None
+    when the chunk failed.
+
+    A chunk whose rows arrived is kept even when its future no longer says ``"finished"``: a worker
+    killed just after it sent them makes the scheduler mark their data lost (to recompute it), though
+    the rows are already here. A failed chunk yields its exception (or ``(type, exception, traceback)``),
+    never a list.
+
+    Parameters
+    ----------
+    future : distributed.Future
+    result : object
+        What ``as_completed`` yielded with ``future``.
+
+    Returns
+    -------
+    list of (int, dict, int) or None
+        :func:`decode_chunk`'s rows, or None.
+    """
+    if future.status == "finished" or isinstance(result, list):
+        return result
+    return None
+
+
 def _plugin(processor) -> ProcessorPlugin:
     """The worker plugin that loads ``processor`` on every worker."""
     factory = getattr(processor, "worker_factory", None)
@@ -216,9 +241,10 @@ def run_distributed_batch(input_path: str | os.PathLike[str], output_path: str |
                 pending.add(client.submit(decode_chunk, plugin.name, chunk, options, pure=False))
                 if pending.count() >= window:
                     break
-            for future, rows in pending:
-                if future.status != "finished":  # a task lost with its workers, or a bug on the worker
-                    exc = rows[1] if isinstance(rows, tuple) else rows
+            for future, result in pending:
+                rows = chunk_rows(future, result)
+                if rows is None:  # a task lost with its workers, or a bug on the worker
+                    exc = result[1] if isinstance(result, tuple) else result
                     raise SolverError(f"a chunk failed on the Dask cluster: {type(exc).__name__}: {exc} "
                                       "(finished lines are kept; rerun with --resume)")
                 record(rows)
