@@ -257,6 +257,41 @@ def _pooled_sari(sums: np.ndarray) -> float:
     return _score(orders, "f1", "scores").sari
 
 
+def resample_weights(n: int) -> np.ndarray:
+    """The bootstrap's resamples of ``n`` sentences (:data:`RESAMPLES` of them, seed 0), each as how many
+    times it draws every sentence: float (RESAMPLES, n)."""
+    samples = np.random.default_rng(0).integers(0, n, size=(RESAMPLES, n))
+    return np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
+
+
+def bootstrap_sets(label: str, sources, outputs, references_by_set, pooled, weights: np.ndarray
+                   ) -> dict[str, np.ndarray]:
+    """Each reference set's pooled SARI of ``outputs`` on every resample of ``weights``, recomputed from
+    the sentences' counts; the counts summed over all sentences must give ``pooled``'s SARI
+    (``evaluate_rewrites``), else the run stops naming ``label``."""
+    boot = {}
+    for name in DEFAULT_SETS:
+        counts = _count_matrix(sources, outputs, references_by_set[name])
+        check, expected = _pooled_sari(counts.sum(axis=0)), pooled.by_set(name).sari
+        if abs(check - expected) > 1e-6:
+            raise SystemExit(f"{label}/{name}: summed counts give {check}, evaluate {expected}")
+        boot[name] = np.array([_pooled_sari(w @ counts) for w in weights])
+    return boot
+
+
+def lead(new: dict, old: dict, boot_new: dict[str, np.ndarray], boot_old: dict[str, np.ndarray]) -> dict:
+    """How far system ``new`` is ahead of ``old`` (each a row with ``mean_sari`` and ``scores``, the
+    ``to_dict`` of its ``evaluate_rewrites``): in mean SARI and per reference set, each with the share of
+    the resamples where it is ahead and the 95 % interval (``boot_*``: :func:`bootstrap_sets`)."""
+    def mean(boot: dict[str, np.ndarray]) -> np.ndarray:
+        return sum(boot.values()) / len(DEFAULT_SETS)
+
+    sets_new, sets_old = new["scores"]["sets"], old["scores"]["sets"]
+    return {"mean_sari": new["mean_sari"] - old["mean_sari"], **_ahead(mean(boot_new) - mean(boot_old)),
+            "by_set": {name: {"sari": sets_new[name]["sari"] - sets_old[name]["sari"],
+                              **_ahead(boot_new[name] - boot_old[name])} for name in DEFAULT_SETS}}
+
+
 def score(only: list[str] | None = None) -> None:
     """Score the pooled held-out rewrites of every recipe run on all folds (or of the recipes and variants
     ``only``); bootstrap (module docstring)."""
@@ -268,12 +303,9 @@ def score(only: list[str] | None = None) -> None:
     recipes = [r for r in recipes if only is None or r in only]
     if not recipes:
         raise SystemExit("no recipe has rewrites for every fold: run `rewriting_cv.py run` first")
-    rng = np.random.default_rng(0)
     n = len(corpus.ids)
-    samples = rng.integers(0, n, size=(RESAMPLES, n))
-    weights = np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
+    weights = resample_weights(n)
     result: dict = {"folds": FOLDS, "resamples": RESAMPLES, "seed": 0, "recipes": {}}
-    boot: dict[str, np.ndarray] = {}
     boot_sets: dict[str, dict[str, np.ndarray]] = {}
     for recipe in recipes:
         rewrites = _variant_rewrites(recipe)
@@ -285,14 +317,8 @@ def score(only: list[str] | None = None) -> None:
             scores = evaluate_rewrites([corpus.sources[k] for k in idx], [outputs[k] for k in idx],
                                        {s: [corpus.references[s][k] for k in idx] for s in DEFAULT_SETS})
             per_fold.append({s.name: s.sari for s in scores.sets})
-        boot_sets[recipe] = {}
-        for name in DEFAULT_SETS:
-            counts = _count_matrix(corpus.sources, outputs, corpus.references[name])
-            check, expected = _pooled_sari(counts.sum(axis=0)), pooled.by_set(name).sari
-            if abs(check - expected) > 1e-6:
-                raise SystemExit(f"{recipe}/{name}: summed counts give {check}, evaluate {expected}")
-            boot_sets[recipe][name] = np.array([_pooled_sari(w @ counts) for w in weights])
-        boot[recipe] = sum(boot_sets[recipe].values()) / len(DEFAULT_SETS)
+        boot_sets[recipe] = bootstrap_sets(recipe, corpus.sources, outputs, corpus.references, pooled,
+                                           weights)
         mean = sum(s.sari for s in pooled.sets) / len(pooled.sets)
         disagreements = sum(bool(article_disagreements(o.split(), src.split()))
                             for o, src in zip(outputs, corpus.sources, strict=True))
@@ -302,13 +328,9 @@ def score(only: list[str] | None = None) -> None:
                                      "rewrites_with_unpaired_punctuation": sum(map(_unpaired, outputs))}
     pairs = [*RULES, *((v, v.partition("/")[0]) for v in recipes if "/" in v)]
     for new, old in pairs:  # the rules' comparisons; each variant vs its recipe
-        if new in boot and old in boot:
-            diff = boot[new] - boot[old]
-            delta = result["recipes"][new]["mean_sari"] - result["recipes"][old]["mean_sari"]
-            result[f"{new} minus {old}"] = {"mean_sari": delta, **_ahead(diff), "by_set": {
-                name: {"sari": result["recipes"][new]["scores"]["sets"][name]["sari"]
-                       - result["recipes"][old]["scores"]["sets"][name]["sari"],
-                       **_ahead(boot_sets[new][name] - boot_sets[old][name])} for name in DEFAULT_SETS}}
+        if new in boot_sets and old in boot_sets:
+            result[f"{new} minus {old}"] = lead(result["recipes"][new], result["recipes"][old],
+                                                boot_sets[new], boot_sets[old])
     for (new, old), rule in RULES.items():
         if f"{new} minus {old}" in result:
             row = result[f"{new} minus {old}"]

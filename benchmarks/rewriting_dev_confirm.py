@@ -28,12 +28,17 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.app.rewriting_evaluation import DEFAULT_SETS, default_references_path, read_rewrite_corpus
+from dualdecomp.app.rewriting_evaluation import (
+    DEFAULT_SETS,
+    RewriteCorpus,
+    default_references_path,
+    read_rewrite_corpus,
+)
 from dualdecomp.data.jsonl import read_jsonl_numbered, write_jsonl_atomic
 from dualdecomp.models.evaluation.rewriting import evaluate_rewrites
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rewriting_cv import RESAMPLES, _ahead, _count_matrix, _pooled_sari  # noqa: E402  (a sibling script)
+from rewriting_cv import RESAMPLES, bootstrap_sets, lead, resample_weights  # noqa: E402  (a sibling script)
 from rewriting_dev_table import OUT as DEV_OUT  # noqa: E402
 from rewriting_dev_table import _relabel, _run  # noqa: E402
 
@@ -47,11 +52,13 @@ def _rewrites(path: Path) -> dict[str, dict]:
     return {str(row["id"]): row for _, row in read_jsonl_numbered(path)}
 
 
-def compare(candidate: dict[str, dict], shipped: dict[str, dict]) -> dict:
+def compare(corpus: RewriteCorpus, candidate: dict[str, dict], shipped: dict[str, dict]) -> dict:
     """Score both systems on dev and bootstrap the candidate's lead (module docstring).
 
     Parameters
     ----------
+    corpus : RewriteCorpus
+        The dev sources and references.
     candidate, shipped : dict of str to dict
         Each system's prediction rows by dev id (``rewrite`` and ``certified``).
 
@@ -61,30 +68,21 @@ def compare(candidate: dict[str, dict], shipped: dict[str, dict]) -> dict:
         Per system its scores, mean SARI and certified count; the lead in mean SARI and per reference set,
         each with its bootstrap share ahead and 95 % interval; and ``rule_met`` (the fiftieth rule).
     """
-    corpus = read_rewrite_corpus(default_references_path(), DEFAULT_SETS)
     n = len(corpus.ids)
-    samples = np.random.default_rng(0).integers(0, n, size=(RESAMPLES, n))
-    weights = np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
+    weights = resample_weights(n)
     result: dict = {"resamples": RESAMPLES, "seed": 0, "systems": {}}
     boot: dict[str, dict[str, np.ndarray]] = {}
     for name, rows in (("candidate", candidate), ("shipped", shipped)):
         outputs = [str(rows[i]["rewrite"]) for i in corpus.ids]
         scores = evaluate_rewrites(corpus.sources, outputs, corpus.references)
-        boot[name] = {s: np.array([_pooled_sari(w @ counts) for w in weights])
-                      for s in DEFAULT_SETS
-                      for counts in [_count_matrix(corpus.sources, outputs, corpus.references[s])]}
+        boot[name] = bootstrap_sets(name, corpus.sources, outputs, corpus.references, scores, weights)
         result["systems"][name] = {"scores": scores.to_dict(),
                                    "mean_sari": sum(s.sari for s in scores.sets) / len(scores.sets),
                                    "certified": sum(bool(rows[i].get("certified")) for i in corpus.ids)}
     new, old = result["systems"]["candidate"], result["systems"]["shipped"]
-    mean_boot = {k: sum(boot[k].values()) / len(DEFAULT_SETS) for k in boot}
-    lead = {"mean_sari": new["mean_sari"] - old["mean_sari"],
-            **_ahead(mean_boot["candidate"] - mean_boot["shipped"]),
-            "by_set": {s: {"sari": new["scores"]["sets"][s]["sari"] - old["scores"]["sets"][s]["sari"],
-                           **_ahead(boot["candidate"][s] - boot["shipped"][s])} for s in DEFAULT_SETS}}
-    result["candidate minus shipped"] = lead
-    result["rule_met"] = bool(new["certified"] == n and lead["by_set"]["turkcorpus"]["sari"] > 0
-                              and lead["mean_sari"] > 0)
+    result["candidate minus shipped"] = ahead = lead(new, old, boot["candidate"], boot["shipped"])
+    result["rule_met"] = bool(new["certified"] == n and ahead["by_set"]["turkcorpus"]["sari"] > 0
+                              and ahead["mean_sari"] > 0)
     return result
 
 
@@ -103,7 +101,7 @@ def main() -> None:
     rows = _relabel(_run("rewrite", corpus.sources, ["--model", str(args.model), *args.options]),
                     corpus.ids, corpus.sources)
     write_jsonl_atomic(target, rows)
-    result = compare(_rewrites(target), _rewrites(args.against))
+    result = compare(corpus, _rewrites(target), _rewrites(args.against))
     result["model"], result["options"] = str(args.model), args.options
     against = args.against.resolve()
     result["against"] = str(against.relative_to(ROOT) if against.is_relative_to(ROOT) else against)
