@@ -139,6 +139,17 @@ def tiny_tokenizer(tmp_path_factory):
     return path
 
 
+def test_pieces_take_other_special_pieces(tiny_tokenizer) -> None:
+    """An MPNet-style vocabulary names its start, end and unknown pieces otherwise; missing ones fail."""
+    bert = Pieces(tiny_tokenizer, 16)
+    other = Pieces(tiny_tokenizer, 16, specials=("[SEP]", "[CLS]", "[MASK]"))
+    assert (other.cls_id, other.sep_id, other.unk_id) == (bert.sep_id, bert.cls_id, 4)
+    window = other.windows(["the", "<unk>"])[0]
+    assert window.ids[0] == bert.sep_id and window.ids[-1] == bert.cls_id and window.ids[window.first[1]] == 4
+    with pytest.raises(ModelError, match="<s>"):
+        Pieces(tiny_tokenizer, 16, specials=("<s>", "</s>", "<unk>"))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from([*WORDS, "Elections", "supercalifragilistic", "12", "xyz"]), min_size=1,
                 max_size=40))

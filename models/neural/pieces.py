@@ -22,10 +22,14 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import JSON_FILE, read_model_bytes
 from dualdecomp.data.normalisation import mask_digits
 
-__all__ = ["MAX_PIECES_PER_WORD", "PieceWindow", "Pieces"]
+__all__ = ["BERT_SPECIALS", "MAX_PIECES_PER_WORD", "PieceWindow", "Pieces"]
 
 MAX_PIECES_PER_WORD = 8
 """Pieces kept per word (its first ones); the first piece carries the word's score."""
+
+BERT_SPECIALS = ("[CLS]", "[SEP]", "[UNK]")
+"""The start, end and unknown pieces of a BERT word-piece vocabulary (MPNet's are ``<s>``, ``</s>``,
+``<unk>``)."""
 
 UNKNOWN_MARK = "<unk>"
 """How the Google training files mark rare words (read as the tokenizer's unknown piece)."""
@@ -59,16 +63,19 @@ class Pieces:
         ``tokenizer.json`` of the encoder.
     max_pieces : int
         The encoder's window (``max_position_embeddings``), [CLS] and [SEP] included.
+    specials : (str, str, str)
+        The names of the start, end and unknown pieces (default :data:`BERT_SPECIALS`).
 
     Raises
     ------
     ModelError
         The file is missing, refused (:func:`~dualdecomp.core.model_files.open_model_file`: a regular
-        file within the cap of a JSON model file), cannot be read as a tokenizer, or it lacks
-        [CLS]/[SEP]/[UNK].
+        file within the cap of a JSON model file), cannot be read as a tokenizer, or it lacks one of
+        the special pieces.
     """
 
-    def __init__(self, path: str | Path, max_pieces: int = 512) -> None:
+    def __init__(self, path: str | Path, max_pieces: int = 512,
+                 specials: tuple[str, str, str] = BERT_SPECIALS) -> None:
         try:
             text = read_model_bytes(path, JSON_FILE).decode("utf-8")
         except FileNotFoundError:
@@ -79,10 +86,10 @@ class Pieces:
             self._tok = Tokenizer.from_str(text)
         except Exception as exc:  # tokenizers raises bare Exception subclasses for malformed files
             raise ModelError(f"{path}: not a readable tokenizer.json ({exc})") from None
-        ids = {name: self._tok.token_to_id(name) for name in ("[CLS]", "[SEP]", "[UNK]")}
-        if any(v is None for v in ids.values()):
-            raise ModelError(f"{path}: the tokenizer lacks one of [CLS], [SEP], [UNK]")
-        self.cls_id, self.sep_id, self.unk_id = ids["[CLS]"], ids["[SEP]"], ids["[UNK]"]
+        ids = [self._tok.token_to_id(name) for name in specials]
+        if any(v is None for v in ids):
+            raise ModelError(f"{path}: the tokenizer lacks one of {', '.join(specials)}")
+        self.cls_id, self.sep_id, self.unk_id = ids
         self.vocab_size = self._tok.get_vocab_size()
         if max_pieces < MAX_PIECES_PER_WORD + 2:
             raise ModelError(f"the encoder window must hold at least {MAX_PIECES_PER_WORD + 2} pieces")
