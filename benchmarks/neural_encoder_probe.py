@@ -197,6 +197,7 @@ def train(run: str, work: Path, deadline: float, device: str, limit: int | None 
     sched = torch.optim.lr_scheduler.LambdaLR(
         optim, lambda step: min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm))))
     step, running, curve, stopped = 0, [], [], "epoch"
+    print(run, f"training {len(train_split.ids)} sentences, {total} steps", flush=True)
     start = time.time()
     for batch in order:
         ids, mask, first, target, wmask = tensors(train_split, batch, info["pad"], device)
@@ -211,7 +212,7 @@ def train(run: str, work: Path, deadline: float, device: str, limit: int | None 
         sched.step()
         step += 1
         running.append(loss.detach())
-        if step % 500 == 0:
+        if step % 500 == 0 or step == 100:
             curve.append({"step": step, "train_loss": float(torch.stack(running).mean()),
                           "seconds": round(time.time() - start, 1)})
             running = []
