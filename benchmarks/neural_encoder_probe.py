@@ -30,10 +30,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from transformers import AutoConfig, AutoModel
+
+if TYPE_CHECKING:  # imported where used, so that --help needs no PyTorch
+    import torch
 
 RUNS = {  # encoder, targets, training splits
     "R1": ("minilm", "gold", ("d131",)),
@@ -84,6 +86,8 @@ def batches(split: Split, batch_size: int, rng: np.random.Generator) -> list[np.
 
 
 def tensors(split: Split, batch: np.ndarray, pad: int, device: str) -> tuple[torch.Tensor, ...]:
+    import torch
+
     width = max(len(split.ids[i]) for i in batch)
     words = max(len(split.first[i]) for i in batch)
     ids = np.full((len(batch), width), pad, dtype=np.int64)
@@ -98,20 +102,29 @@ def tensors(split: Split, batch: np.ndarray, pad: int, device: str) -> tuple[tor
     return tuple(torch.from_numpy(a).to(device, non_blocking=True) for a in (ids, mask, first, target, wmask))
 
 
-class Scorer(torch.nn.Module):
-    def __init__(self, encoder: torch.nn.Module, hidden: int) -> None:
-        super().__init__()
-        self.encoder = encoder
-        self.head = torch.nn.Linear(hidden, 1)
+def make_scorer(encoder: torch.nn.Module, hidden: int) -> torch.nn.Module:
+    """The encoder with a keep head on each word's first piece (log-odds, float32)."""
+    import torch
 
-    def forward(self, ids, mask, first):
-        hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
-        picked = torch.gather(hidden, 1, first.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
-        return self.head(picked).squeeze(-1).float()
+    class Scorer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.head = torch.nn.Linear(hidden, 1)
+
+        def forward(self, ids, mask, first):
+            states = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+            picked = torch.gather(states, 1, first.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
+            return self.head(picked).squeeze(-1).float()
+
+    return Scorer()
 
 
 def load_encoder(work: Path, name: str) -> tuple[torch.nn.Module, dict]:
     """The base encoder from its int8 parts (dequantised to float32)."""
+    import torch
+    from transformers import AutoConfig, AutoModel
+
     configs = json.loads((work / "configs.json").read_text())
     cfg = dict(configs[name])
     kind = cfg.pop("model_type")
@@ -136,8 +149,10 @@ def load_encoder(work: Path, name: str) -> tuple[torch.nn.Module, dict]:
                    "unexpected": sorted(unexpected)}
 
 
-def evaluate(model: Scorer, split: Split, pad: int, device: str) -> tuple[list[np.ndarray], dict]:
+def evaluate(model: torch.nn.Module, split: Split, pad: int, device: str) -> tuple[list[np.ndarray], dict]:
     """Dev log-odds per sentence (eval mode) and the pooled loss / token F1 of logit > 0."""
+    import torch
+
     model.eval()
     order = np.argsort([len(x) for x in split.ids], kind="stable")
     out: list[np.ndarray | None] = [None] * len(split.ids)
@@ -161,6 +176,8 @@ def evaluate(model: Scorer, split: Split, pad: int, device: str) -> tuple[list[n
 
 
 def train(run: str, work: Path, deadline: float, device: str, limit: int | None = None) -> None:
+    import torch
+
     t0 = time.time()
     encoder_name, targets, splits = RUNS[run]
     torch.manual_seed(SETTINGS["seed"])
@@ -179,7 +196,7 @@ def train(run: str, work: Path, deadline: float, device: str, limit: int | None 
         assert off == len(probs), (off, len(probs))
     dev = Split(data, "dev", encoder_name, limit)
     encoder, info = load_encoder(work, encoder_name)
-    model = Scorer(encoder, info["hidden"]).to(device)
+    model = make_scorer(encoder, info["hidden"]).to(device)
     model.train()
     for p in model.encoder.embeddings.parameters():
         p.requires_grad_(False)
@@ -284,7 +301,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--device", help="cuda or cpu (default: cuda where there is one)")
     ap.add_argument("--limit", type=int, default=None, help="(tests) use the first N sentences of each split")
     sub = ap.add_subparsers(dest="command", required=True)
     one = sub.add_parser("run")
@@ -294,6 +311,9 @@ def main() -> int:
     every.add_argument("--deadline", type=float, required=True)
     every.add_argument("--wait-for", nargs="*", default=["R1", "R5"], help="runs started by an earlier call")
     args = ap.parse_args()
+    import torch
+
+    args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     global DEVICE
     DEVICE = args.device
     torch.backends.cuda.matmul.allow_tf32 = True

@@ -21,7 +21,6 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from safetensors.numpy import load_file
 
 from dualdecomp.models.neural.examples import read_examples, sample_examples
 from dualdecomp.models.neural.pieces import BERT_SPECIALS, Pieces
@@ -88,6 +87,8 @@ def encode(examples: list, tokens: dict[str, Pieces]) -> tuple[dict[str, np.ndar
 
 def quantised_encoder(base: Path) -> dict[str, np.ndarray]:
     """The base encoder's tensors (no pooler): 2-D as int8 rows plus ``NAME::scale``, the rest float32."""
+    from safetensors.numpy import load_file  # the train extra
+
     out = {}
     for name, tensor in load_file(str(base / "model.safetensors")).items():
         if name.startswith("pooler.") or not np.issubdtype(tensor.dtype, np.floating):
