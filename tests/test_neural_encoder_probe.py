@@ -70,8 +70,8 @@ def write_data(work: Path, sizes: dict[str, int]) -> dict[str, list[int]]:
 
 
 def probe(work: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--work", str(work), "--out", str(out),
-                           "--device", "cpu", *args], capture_output=True, text=True, timeout=600, check=False)
+    command = [sys.executable, str(SCRIPT), "--work", str(work), "--out", str(out), "--device", "cpu", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
 
 
 def test_probe_runs_label_distil_and_collect(tmp_path) -> None:
