@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -73,33 +74,32 @@ class Split:
         self.target += other.target
 
 
+def _batching():
+    """``models/neural/batching.py``, loaded by its path: beside this script on the GPU machine (the
+    preparation copies it there), else in the repository."""
+    here = Path(__file__).resolve()
+    for path in (here.with_name("batching.py"), here.parents[1] / "models" / "neural" / "batching.py"):
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("probe_batching", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise SystemExit("batching.py is neither beside this script nor in the repository")
+
+
+BATCHING = _batching()
+
+
 def batches(split: Split, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Index batches of similar lengths in random order (the training code's ``_batches``)."""
-    order = rng.permutation(len(split.ids))
-    pool = batch_size * 50
-    out = []
-    for s in range(0, len(order), pool):
-        chunk = sorted(order[s:s + pool], key=lambda i: len(split.ids[i]))
-        out.extend(np.asarray(chunk[b:b + batch_size]) for b in range(0, len(chunk), batch_size))
-    rng.shuffle(out)
-    return out
+    """Index batches of similar lengths in random order (the training code's own)."""
+    return BATCHING.length_batches([len(x) for x in split.ids], batch_size, rng)
 
 
 def tensors(split: Split, batch: np.ndarray, pad: int, device: str) -> tuple[torch.Tensor, ...]:
     import torch
 
-    width = max(len(split.ids[i]) for i in batch)
-    words = max(len(split.first[i]) for i in batch)
-    ids = np.full((len(batch), width), pad, dtype=np.int64)
-    mask = np.zeros((len(batch), width), dtype=np.int64)
-    first = np.zeros((len(batch), words), dtype=np.int64)
-    target = np.zeros((len(batch), words), dtype=np.float32)
-    wmask = np.zeros((len(batch), words), dtype=np.float32)
-    for r, i in enumerate(batch):
-        t, m = len(split.ids[i]), len(split.first[i])
-        ids[r, :t], mask[r, :t] = split.ids[i], 1
-        first[r, :m], target[r, :m], wmask[r, :m] = split.first[i], split.target[i], 1.0
-    return tuple(torch.from_numpy(a).to(device, non_blocking=True) for a in (ids, mask, first, target, wmask))
+    arrays = BATCHING.padded_batch(split.ids, split.first, split.target, batch, pad)
+    return tuple(torch.from_numpy(a).to(device, non_blocking=True) for a in arrays)
 
 
 def make_scorer(encoder: torch.nn.Module, hidden: int) -> torch.nn.Module:

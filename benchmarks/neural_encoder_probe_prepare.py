@@ -5,7 +5,8 @@ and the three dev files, cuts them into word pieces with each base encoder's tok
 (:class:`~dualdecomp.models.neural.pieces.Pieces`, the training code's own), and stores the base
 encoders as int8 rows with a float32 scale per row (:func:`~dualdecomp.models.neural.store.quantise_rows`)
 so that they fit the device's 64 MiB per call. Writes folders of at most ``--folder-mb`` MB into ``OUT/a``,
-``OUT/b``, ... (one per device call); the first also holds ``neural_encoder_probe.py``.
+``OUT/b``, ... (one per device call); the first also holds ``neural_encoder_probe.py`` and
+``models/neural/batching.py``.
 
 Usage (the train venv: PyTorch and safetensors)::
 
@@ -141,6 +142,7 @@ def main() -> int:
     first.mkdir(parents=True)
     np.savez_compressed(first / "data.npz", **data)
     shutil.copy(Path(__file__).with_name("neural_encoder_probe.py"), first / "probe.py")
+    shutil.copy(Path(__file__).resolve().parents[1] / "models/neural/batching.py", first / "batching.py")
     used = (first / "data.npz").stat().st_size
     configs = {}
     parts: list[tuple[str, dict[str, np.ndarray]]] = []

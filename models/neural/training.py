@@ -43,6 +43,7 @@ from transformers import BertModel
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes, verify_files
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
+from dualdecomp.models.neural.batching import length_batches, padded_batch
 from dualdecomp.models.neural.checkpoint import (
     TrainingPaused,
     check_fingerprint,
@@ -91,31 +92,14 @@ def _encode(examples: Sequence[Example], pieces: Pieces) -> _Encoded:
 
 
 def _batches(enc: _Encoded, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Index batches of similar lengths, in random order (sorted within pools of 50 batches)."""
-    order = rng.permutation(len(enc.ids))
-    pool = batch_size * 50
-    batches = []
-    for s in range(0, len(order), pool):
-        chunk = sorted(order[s:s + pool], key=lambda i: len(enc.ids[i]))
-        batches.extend(np.asarray(chunk[b:b + batch_size]) for b in range(0, len(chunk), batch_size))
-    rng.shuffle(batches)
-    return batches
+    """Index batches of similar lengths, in random order (:func:`~dualdecomp.models.neural.batching.
+    length_batches`)."""
+    return length_batches([len(x) for x in enc.ids], batch_size, rng)
 
 
 def _tensors(enc: _Encoded, batch: np.ndarray) -> tuple[torch.Tensor, ...]:
     """Padded ids, attention mask, (batch, word) gather index, target and word mask."""
-    width = max(len(enc.ids[i]) for i in batch)
-    words = max(len(enc.first[i]) for i in batch)
-    ids = np.zeros((len(batch), width), dtype=np.int64)
-    mask = np.zeros((len(batch), width), dtype=np.int64)
-    first = np.zeros((len(batch), words), dtype=np.int64)
-    target = np.zeros((len(batch), words), dtype=np.float32)
-    wmask = np.zeros((len(batch), words), dtype=np.float32)
-    for r, i in enumerate(batch):
-        t, m = len(enc.ids[i]), len(enc.first[i])
-        ids[r, :t], mask[r, :t] = enc.ids[i], 1
-        first[r, :m], target[r, :m], wmask[r, :m] = enc.first[i], enc.target[i], 1.0
-    return tuple(torch.from_numpy(a) for a in (ids, mask, first, target, wmask))
+    return tuple(torch.from_numpy(a) for a in padded_batch(enc.ids, enc.first, enc.target, batch))
 
 
 class _PairHead(torch.nn.Module):

@@ -1,0 +1,45 @@
+"""Training batches of the neural scorer (models/neural/batching.py): every sentence once, similar lengths
+together, padding."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dualdecomp.models.neural.batching import length_batches, padded_batch
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=400), st.integers(1, 9), st.integers(0, 3))
+def test_every_sentence_once_sorted_within_batches(lengths, batch_size, seed) -> None:
+    batches = length_batches(lengths, batch_size, np.random.default_rng(seed))
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(len(lengths)))
+    assert all(1 <= len(b) <= batch_size for b in batches)
+    assert all(np.all(np.diff([lengths[i] for i in b]) >= 0) for b in batches)
+    again = length_batches(lengths, batch_size, np.random.default_rng(seed))
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again, strict=True))
+
+
+def test_batches_come_from_pools_of_fifty_sorted_by_length() -> None:
+    lengths = list(range(200, 0, -1))  # 200 sentences, batches of 2: two pools of 100 sentences
+    rng = np.random.default_rng(7)
+    order = np.random.default_rng(7).permutation(200)
+    batches = length_batches(lengths, 2, rng)
+    pools = [sorted(order[:100], key=lambda i: lengths[i]), sorted(order[100:], key=lambda i: lengths[i])]
+    expected = {tuple(p[b:b + 2]) for p in pools for b in range(0, 100, 2)}
+    assert {tuple(b.tolist()) for b in batches} == expected
+
+
+def test_padded_batch_pads_with_the_given_piece() -> None:
+    ids = [np.array([5, 6, 7]), np.array([5, 8, 9, 10, 7])]
+    first = [np.array([1]), np.array([1, 3])]
+    target = [np.array([1.0], dtype=np.float32), np.array([0.0, 0.5], dtype=np.float32)]
+    out_ids, mask, out_first, out_target, wmask = padded_batch(ids, first, target, np.array([1, 0]), pad=1)
+    assert out_ids.tolist() == [[5, 8, 9, 10, 7], [5, 6, 7, 1, 1]]
+    assert mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]
+    assert out_first.tolist() == [[1, 3], [1, 0]] and wmask.tolist() == [[1, 1], [1, 0]]
+    assert out_target.tolist() == [[0.0, 0.5], [1.0, 0.0]]
+    assert out_ids.dtype == np.int64 and out_target.dtype == np.float32
+    assert padded_batch(ids, first, target, np.array([0, 1]))[0][0].tolist() == [5, 6, 7, 0, 0]
