@@ -26,6 +26,7 @@ import argparse
 import glob
 import importlib.util
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -232,7 +233,8 @@ def train(run: str, work: Path, deadline: float, device: str, limit: int | None 
         running.append(loss.detach())
         if step % 500 == 0 or step == 100:
             curve.append({"step": step, "train_loss": float(torch.stack(running).mean()),
-                          "seconds": round(time.time() - start, 1)})
+                          "seconds": round(time.time() - start, 1),
+                          "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 2)})
             running = []
             print(run, json.dumps(curve[-1]), flush=True)
         if time.time() > deadline:
