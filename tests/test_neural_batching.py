@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dualdecomp.models.neural.batching import length_batches, padded_batch
+from dualdecomp.models.neural.batching import length_batches, padded_batch, split_by_pieces
 
 
 @settings(max_examples=60, deadline=None)
@@ -43,3 +43,25 @@ def test_padded_batch_pads_with_the_given_piece() -> None:
     assert out_target.tolist() == [[0.0, 0.5], [1.0, 0.0]]
     assert out_ids.dtype == np.int64 and out_target.dtype == np.float32
     assert padded_batch(ids, first, target, np.array([0, 1]))[0][0].tolist() == [5, 6, 7, 0, 0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=40), st.integers(-1, 200))
+def test_micro_batches_cover_the_batch_within_the_budget(lengths, budget) -> None:
+    batch = np.arange(len(lengths))[::-1].copy()
+    parts = split_by_pieces(batch, lengths, budget)
+    assert sorted(np.concatenate(parts).tolist()) == list(range(len(lengths)))
+    if budget <= 0:
+        assert len(parts) == 1 and parts[0] is batch
+        return
+    for part in parts:
+        assert len(part) >= 1
+        assert len(part) == 1 or len(part) * max(lengths[i] for i in part) <= budget
+    # greedy: a micro-batch closes only when the next sentence would not fit it
+    for left, right in zip(parts, parts[1:], strict=False):
+        assert (len(left) + 1) * max(lengths[i] for i in [*left, right[0]]) > budget
+
+
+def test_micro_batches_take_the_shortest_first() -> None:
+    parts = split_by_pieces(np.array([3, 0, 2, 1]), [10, 30, 20, 100], 60)
+    assert [p.tolist() for p in parts] == [[0, 2], [1], [3]]

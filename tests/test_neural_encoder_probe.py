@@ -20,7 +20,8 @@ from dualdecomp.models.neural.store import quantise_rows  # noqa: E402
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "neural_encoder_probe.py"
 VOCAB = 40
 TINY = {"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 32,
-        "vocab_size": VOCAB, "max_position_embeddings": 64}
+        "vocab_size": VOCAB, "max_position_embeddings": 64, "hidden_dropout_prob": 0.0,
+        "attention_probs_dropout_prob": 0.0}
 
 
 def write_encoder(work: Path, name: str, model_type: str) -> None:
@@ -120,3 +121,23 @@ def test_a_deadline_stops_a_run_and_says_so(tmp_path) -> None:
     record = json.loads((work / "R1.json").read_text())
     assert record["stopped"] == "deadline at step 1 of 3" and record["steps"] == 1
     assert (work / "R1.logits.npz").exists()
+
+
+def test_micro_batches_give_the_same_run(tmp_path) -> None:
+    """Without dropout, a run cut into micro-batches ends where the whole batches do (up to bfloat16)."""
+    logits = {}
+    for budget in (0, 24):
+        work, out = tmp_path / f"work{budget}", tmp_path / f"out{budget}"
+        work.mkdir()
+        write_encoder(work, "minilm", "bert")
+        write_data(work, {"d131": 64, "x80": 4, "dev": 10})
+        done = probe(work, out, "--max-batch-pieces", str(budget), "run", "R1", "--deadline",
+                     str(time.time() + 500))
+        assert done.returncode == 0, done.stderr[-2000:]
+        record = json.loads((work / "R1.json").read_text())
+        assert record["steps"] == 2 and record["max_batch_pieces"] == budget
+        assert record["micro_batches"] == 2 if budget == 0 else record["micro_batches"] > 10
+        with np.load(work / "R1.logits.npz") as z:
+            logits[budget] = z["logits"]
+    assert np.allclose(logits[0], logits[24], atol=0.02)
+    assert not np.allclose(logits[0], 0.0)

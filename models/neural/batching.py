@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["length_batches", "padded_batch"]
+__all__ = ["length_batches", "padded_batch", "split_by_pieces"]
 
 
 def length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -73,3 +73,35 @@ def padded_batch(ids: Sequence[np.ndarray], first: Sequence[np.ndarray], target:
         out_ids[r, :t], mask[r, :t] = ids[i], 1
         out_first[r, :m], out_target[r, :m], wmask[r, :m] = first[i], target[i], 1.0
     return out_ids, mask, out_first, out_target, wmask
+
+
+def split_by_pieces(batch: np.ndarray, lengths: Sequence[int], budget: int) -> list[np.ndarray]:
+    """A batch cut into micro-batches whose padded size (rows x longest) stays within ``budget`` pieces.
+
+    The sentences are taken shortest first; a sentence longer than the budget gets a micro-batch of
+    its own. With ``budget`` <= 0 the batch is returned whole. Accumulating the micro-batches'
+    gradients, each loss divided by the whole batch's number of words, gives the batch's step
+    (up to summation order and dropout masks) at a fraction of its peak memory.
+
+    Parameters
+    ----------
+    batch : numpy.ndarray
+        Sentence indices.
+    lengths : sequence of int
+        Each sentence's number of pieces.
+    budget : int
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Covering the batch, each index once.
+    """
+    if budget <= 0:
+        return [batch]
+    order = sorted(batch.tolist(), key=lambda i: lengths[i])
+    out: list[list[int]] = [[]]
+    for i in order:
+        if out[-1] and (len(out[-1]) + 1) * lengths[i] > budget:
+            out.append([])
+        out[-1].append(i)
+    return [np.asarray(m, dtype=batch.dtype) for m in out]
