@@ -23,6 +23,7 @@ import numpy as np
 from dualdecomp.data.jsonl import read_corpus
 from dualdecomp.models.evaluation.compression import at_reference_lengths, bigram_f1, token_f1
 from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.solvers.unary import Unary
 
 DEV = {"eval": "Google", "broadcast": "broadcast", "written": "written"}
 
@@ -36,23 +37,16 @@ def dev_items() -> list[tuple[str, object]]:
     return out
 
 
-def top_keep(scores: np.ndarray, length: int) -> list[bool]:
-    """The ``length`` highest-scoring positions (ties: the earlier word)."""
-    chosen = set(np.argsort(-scores, kind="stable")[:length].tolist())
-    return [i in chosen for i in range(len(scores))]
-
-
 def score(items: list[tuple[str, object]], logits: list[np.ndarray]) -> dict[str, dict[str, float]]:
     """Per dev file: free-length token F1 / bigram F1 / CR and gold-length token F1 / bigram F1."""
     rows: dict[str, list[tuple[float, ...]]] = {}
     for (label, item), lg in zip(items, logits, strict=True):
-        text = item.text
-        kept = [t for t, v in zip(text, lg, strict=True) if v > 0]
-        refs = item.compressions
+        text, refs, scorer = item.text, item.compressions, Unary(lg)
+        kept = [t for t, k in zip(text, scorer.solve().keep, strict=True) if k]
         free_t = float(np.mean([token_f1(kept, r) for r in refs]))
         free_b = float(np.mean([bigram_f1(kept, r) for r in refs]))
-        gold_t = at_reference_lengths(text, refs, lambda n, lg=lg: top_keep(lg, n), token_f1)
-        gold_b = at_reference_lengths(text, refs, lambda n, lg=lg: top_keep(lg, n), bigram_f1)
+        gold_t = at_reference_lengths(text, refs, lambda n, u=scorer: u.solve(length=n).keep, token_f1)
+        gold_b = at_reference_lengths(text, refs, lambda n, u=scorer: u.solve(length=n).keep, bigram_f1)
         rows.setdefault(label, []).append((free_t, free_b, len(kept) / len(text), gold_t, gold_b))
     names = ("free_token_f1", "free_bigram_f1", "free_cr", "gold_token_f1", "gold_bigram_f1")
     return {label: {n: round(100 * float(np.mean([r[k] for r in vals])), 2) for k, n in enumerate(names)}
