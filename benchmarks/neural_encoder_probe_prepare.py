@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dualdecomp.models.neural.examples import read_examples, sample_examples
+from dualdecomp.models.neural.examples import read_examples, sample_indices
 from dualdecomp.models.neural.pieces import BERT_SPECIALS, Pieces
 from dualdecomp.models.neural.store import quantise_rows
 
@@ -49,11 +49,11 @@ def recipe_sentences() -> tuple[list, list, list[int]]:
     d131, x80 = [], []
     for seed, (path, size) in enumerate(TRAIN):
         examples = read_examples(path)
-        chosen = sample_examples(examples, size, seed)
-        d131.extend(chosen)
-        if size is not None and path.name == "train180k.tsv.gz":
-            picked = set(np.random.default_rng(seed).choice(len(examples), size=size, replace=False).tolist())
-            x80.extend(ex for i, ex in enumerate(examples) if i not in picked)
+        chosen = sample_indices(len(examples), size, seed)  # as sample_examples picks them
+        d131.extend(examples[i] for i in chosen)
+        if path.name == "train180k.tsv.gz":
+            taken = set(chosen.tolist())
+            x80.extend(ex for i, ex in enumerate(examples) if i not in taken)
     dev, dev_file = [], []
     for index, path in enumerate(DEV):
         for ex in read_examples(path):

@@ -1,5 +1,5 @@
 """Training batches of the neural scorer (models/neural/batching.py): every sentence once, similar lengths
-together, padding."""
+together, padding; and the seeded samples of the training files (models/neural/examples.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.models.neural.batching import length_batches, padded_batch, split_by_pieces
+from dualdecomp.models.neural.examples import Example, sample_examples, sample_indices
 
 
 @settings(max_examples=60, deadline=None)
@@ -65,3 +66,14 @@ def test_micro_batches_cover_the_batch_within_the_budget(lengths, budget) -> Non
 def test_micro_batches_take_the_shortest_first() -> None:
     parts = split_by_pieces(np.array([3, 0, 2, 1]), [10, 30, 20, 100], 60)
     assert [p.tolist() for p in parts] == [[0, 2], [1], [3]]
+
+
+def test_samples_are_a_seeded_sorted_subset() -> None:
+    examples = [Example(("w",), np.array([float(i % 2)]), f"s{i}") for i in range(50)]
+    chosen = sample_indices(50, 20, 3)
+    assert len(set(chosen.tolist())) == 20 and np.all(np.diff(chosen) > 0) and chosen.max() < 50
+    assert np.array_equal(chosen, sample_indices(50, 20, 3))
+    assert not np.array_equal(chosen, sample_indices(50, 20, 4))
+    assert sample_examples(examples, 20, 3) == [examples[i] for i in chosen]
+    assert np.array_equal(sample_indices(50, None, 3), np.arange(50))
+    assert np.array_equal(sample_indices(50, 80, 3), np.arange(50))

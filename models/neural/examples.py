@@ -23,7 +23,8 @@ from dualdecomp.core.errors import InputError
 from dualdecomp.data.alignment import keep_vector
 from dualdecomp.data.jsonl import read_corpus
 
-__all__ = ["Example", "read_examples", "read_google_tsv", "read_jsonl_examples", "sample_examples"]
+__all__ = ["Example", "read_examples", "read_google_tsv", "read_jsonl_examples", "sample_examples",
+           "sample_indices"]
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,15 @@ def read_examples(path: str | os.PathLike[str]) -> list[Example]:
     return read_jsonl_examples(path)
 
 
+def sample_indices(count: int, size: int | None, seed: int) -> np.ndarray:
+    """The sorted indices of a uniform random subset of ``size`` of ``count`` items (all of them when
+    ``size`` is None or larger); :func:`sample_examples` takes these."""
+    if size is None or size >= count:
+        return np.arange(count)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(count, size=size, replace=False))
+
+
 def sample_examples(examples: Sequence[Example], size: int | None, seed: int) -> list[Example]:
     """A uniform random subset of ``size`` examples (all of them when ``size`` is None or larger)."""
-    if size is None or size >= len(examples):
-        return list(examples)
-    rng = np.random.default_rng(seed)
-    chosen = np.sort(rng.choice(len(examples), size=size, replace=False))
-    return [examples[i] for i in chosen]
+    return [examples[i] for i in sample_indices(len(examples), size, seed)]
