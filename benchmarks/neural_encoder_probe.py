@@ -50,8 +50,6 @@ STUDENTS = ("R3", "R4")
 SETTINGS = {"batch_size": 32, "learning_rate": 8e-5, "head_learning_rate": 1e-3, "weight_decay": 0.01,
             "warmup": 0.06, "epochs": 1, "seed": 0, "clip": 1.0}
 TARGET_STEPS = 6.0
-DEVICE = "cuda"
-MAX_BATCH_PIECES = 0
 
 
 class Split:
@@ -280,12 +278,13 @@ def train(run: str, work: Path, deadline: float, device: str, limit: int | None 
         (work / "teacher.tmp.npz").rename(work / "teacher.npz")
 
 
-def spawn(run: str, work: Path, out: Path, deadline: float, limit: int | None) -> subprocess.Popen:
-    cmd = [sys.executable, __file__, "--work", str(work), "--out", str(out), "--device", DEVICE,
-           "--max-batch-pieces", str(MAX_BATCH_PIECES)]
-    if limit:
-        cmd += ["--limit", str(limit)]
-    log = open(work / f"{run}.log", "w")
+def spawn(run: str, args: argparse.Namespace, deadline: float) -> subprocess.Popen:
+    """``run`` in a process of its own, with this command's options, logging to ``WORK/RUN.log``."""
+    cmd = [sys.executable, __file__, "--work", str(args.work), "--out", str(args.out),
+           "--device", args.device, "--max-batch-pieces", str(args.max_batch_pieces)]
+    if args.limit:
+        cmd += ["--limit", str(args.limit)]
+    log = open(args.work / f"{run}.log", "w")
     return subprocess.Popen([*cmd, "run", run, "--deadline", str(deadline)], stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -328,19 +327,17 @@ def main() -> int:
     import torch
 
     args.device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    global DEVICE, MAX_BATCH_PIECES
-    DEVICE, MAX_BATCH_PIECES = args.device, args.max_batch_pieces
     torch.backends.cuda.matmul.allow_tf32 = True
     if args.command == "run":
         train(args.run, args.work, args.deadline, args.device, args.limit, args.max_batch_pieces)
         return 0
     margin = 25.0  # seconds kept for collecting
-    teacher = spawn("R2", args.work, args.out, args.deadline - 60, args.limit)
+    teacher = spawn("R2", args, args.deadline - 60)
     while teacher.poll() is None and time.time() < args.deadline - margin:
         time.sleep(2)
     students = []
     if (args.work / "teacher.npz").exists():
-        students = [spawn(r, args.work, args.out, args.deadline - margin - 20, args.limit) for r in STUDENTS]
+        students = [spawn(r, args, args.deadline - margin - 20) for r in STUDENTS]
     waiting = set(args.wait_for) | set(STUDENTS if students else ())
     while time.time() < args.deadline - margin:
         finished = all((args.work / f"{r}.json").exists() for r in waiting)
