@@ -25,7 +25,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ import numpy as np
 from dualdecomp.core.errors import InputError, ModelError, SolverError
 from dualdecomp.core.model_files import file_sha256
 from dualdecomp.models.neural.examples import Example
-from dualdecomp.models.neural.training_settings import TrainingSettings
+from dualdecomp.models.neural.training_settings import TrainingSettings, recorded_settings
 
 __all__ = ["Checkpoint", "TrainingPaused", "checkpoint_root", "check_fingerprint", "fingerprint",
            "read_checkpoint", "remove_checkpoint", "write_checkpoint"]
@@ -104,7 +104,7 @@ def fingerprint(settings: TrainingSettings, train: Sequence[Example], dev: Seque
     dict
         ``{"settings": {...}, "train": SHA256, "dev": SHA256, "base": SHA256}`` (JSON).
     """
-    return {"settings": {k: v for k, v in asdict(settings).items() if k not in UNHASHED},
+    return {"settings": {k: v for k, v in recorded_settings(settings).items() if k not in UNHASHED},
             "train": _hash_examples(train), "dev": _hash_examples(dev), "base": _hash_files(Path(base))}
 
 

