@@ -1,11 +1,13 @@
-"""The same BERT encoder as :mod:`~dualdecomp.models.neural.encoder`, run by onnxruntime.
+"""The same BERT or MPNet encoder as :mod:`~dualdecomp.models.neural.encoder`, run by onnxruntime.
 
 :func:`encoder_graph` writes the forward pass of :class:`~dualdecomp.models.neural.encoder.Encoder` —
 embeddings, post-layer-norm self-attention and feed-forward blocks with the exact GELU — as an ONNX graph
-(opset 20: ``LayerNormalization``, ``Gelu``) whose initializers are the encoder's float32 parameters. The
-graph is built in memory when a model is loaded, from the same ``weights.npz``, so no second copy of the
-weights ships and the two paths cannot drift apart. :class:`OnnxEncoder` runs it with onnxruntime on the
-CPU; its outputs equal the numpy encoder's up to float32 rounding (checked in the tests).
+(opset 20: ``LayerNormalization``, ``Gelu``) whose initializers are the encoder's float32 parameters (for
+MPNet also its relative-position bias of the longest input, of which a run slices the (heads, T, T)
+corner and adds it to every layer's scaled scores). The graph is built in memory when a model is loaded,
+from the same ``weights.npz``, so no second copy of the weights ships and the two paths cannot drift
+apart. :class:`OnnxEncoder` runs it with onnxruntime on the CPU; its outputs equal the numpy encoder's up
+to float32 rounding (checked in the tests).
 
 Why: onnxruntime's fused kernels and intra-op threads run the encoder of a 30-token sentence about twice
 as fast as numpy on the 2-core machine (``make neural-bench``). The numpy encoder stays the reference and
@@ -140,9 +142,16 @@ def encoder_graph(encoder: Encoder, int8: bool = False) -> tuple[bytes, dict[str
     table = const("position_table", encoder.position_table)
     positions = node("Slice", [table, zero, length, zero], "positions")
     words = node("Gather", [const("word_table", encoder.word_table), "ids"], "words")
-    summed = node("Add", [node("Add", [words, positions], "emb.wp"), const("segment0", encoder.segment0)],
-                  "emb.sum")
+    summed = node("Add", [words, positions], "emb.wp")
+    if encoder.segment0 is not None:
+        summed = node("Add", [summed, const("segment0", encoder.segment0)], "emb.sum")
     x = layer_norm(summed, encoder.embed_norm, "emb.norm")
+    bias = None
+    if encoder.attention_bias is not None:  # MPNet: the (heads, T, T) corner of the precomputed bias
+        longest = const("attention_bias", encoder.attention_bias)
+        ends = node("Concat", [length, length], "bias.ends", axis=0)
+        bias = node("Slice", [longest, const("bias.starts", np.zeros(2, i64)), ends,
+                              const("bias.axes", np.array([1, 2], i64))], "bias")
     heads_shape = const("heads_shape", np.array([0, heads, dh], i64))
     flat_shape = const("flat_shape", np.array([0, h], i64))
     scale = const("scale", np.array(1.0 / math.sqrt(dh), np.float32))
@@ -156,6 +165,8 @@ def encoder_graph(encoder: Encoder, int8: bool = False) -> tuple[bytes, dict[str
                           perm=[1, 0, 2]) for part in parts)
         key_t = node("Transpose", [key], p + "kt", perm=[0, 2, 1])
         scores = node("Mul", [node("MatMul", [q, key_t], p + "qk"), scale], p + "scores")
+        if bias is not None:
+            scores = node("Add", [scores, bias], p + "biased")
         attention = node("Softmax", [scores], p + "attn", axis=-1)
         context = node("Reshape", [node("Transpose", [node("MatMul", [attention, v], p + "ctx.h")],
                                         p + "ctx.t", perm=[1, 0, 2]), flat_shape], p + "ctx")

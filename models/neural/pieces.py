@@ -5,8 +5,9 @@ normalised as the Google training data were (:func:`dualdecomp.data.normalisatio
 token with a digit becomes ``##``; the tokenizer lowercases), a word contributes at most
 :data:`MAX_PIECES_PER_WORD` pieces (a pathological "word" cannot fill the window), and a sentence
 longer than the encoder's window is cut into consecutive
-windows at word boundaries, each encoded on its own with its own ``[CLS]``/``[SEP]``. Training and
-inference use this one module, so they see the same pieces.
+windows at word boundaries, each encoded on its own with its own start and end pieces (``[CLS]`` and
+``[SEP]`` for BERT, ``<s>`` and ``</s>`` for MPNet). Training and inference use this one module, so they
+see the same pieces.
 """
 
 from __future__ import annotations
@@ -22,14 +23,39 @@ from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import JSON_FILE, read_model_bytes
 from dualdecomp.data.normalisation import mask_digits
 
-__all__ = ["BERT_SPECIALS", "MAX_PIECES_PER_WORD", "PieceWindow", "Pieces"]
+__all__ = ["BERT_SPECIALS", "MAX_PIECES_PER_WORD", "MPNET_SPECIALS", "PieceWindow", "Pieces", "specials_for"]
 
 MAX_PIECES_PER_WORD = 8
 """Pieces kept per word (its first ones); the first piece carries the word's score."""
 
 BERT_SPECIALS = ("[CLS]", "[SEP]", "[UNK]")
-"""The start, end and unknown pieces of a BERT word-piece vocabulary (MPNet's are ``<s>``, ``</s>``,
-``<unk>``)."""
+"""The start, end and unknown pieces of a BERT word-piece vocabulary."""
+
+MPNET_SPECIALS = ("<s>", "</s>", "<unk>")
+"""The start, end and unknown pieces of an MPNet vocabulary."""
+
+SPECIALS = {"bert": BERT_SPECIALS, "mpnet": MPNET_SPECIALS}
+"""The special pieces of each model type."""
+
+
+def specials_for(model_type: str) -> tuple[str, str, str]:
+    """The start, end and unknown pieces of an encoder's vocabulary.
+
+    Parameters
+    ----------
+    model_type : {"bert", "mpnet"}
+        The encoder's architecture (:attr:`~dualdecomp.models.neural.encoder.EncoderConfig.model_type`).
+
+    Raises
+    ------
+    ModelError
+        Another model type.
+    """
+    if model_type not in SPECIALS:
+        raise ModelError(f"no special pieces known for model type {model_type!r} "
+                         f"(known: {', '.join(SPECIALS)})")
+    return SPECIALS[model_type]
+
 
 UNKNOWN_MARK = "<unk>"
 """How the Google training files mark rare words (read as the tokenizer's unknown piece)."""
@@ -42,7 +68,7 @@ class PieceWindow:
     Attributes
     ----------
     ids : numpy.ndarray
-        int64 (T,): ``[CLS] pieces... [SEP]``.
+        int64 (T,): ``[CLS] pieces... [SEP]`` (or MPNet's ``<s> pieces... </s>``).
     first : numpy.ndarray
         int64 (m,): position in ``ids`` of the first piece of each of the window's m words.
     start : int
@@ -62,9 +88,11 @@ class Pieces:
     path : path
         ``tokenizer.json`` of the encoder.
     max_pieces : int
-        The encoder's window (``max_position_embeddings``), [CLS] and [SEP] included.
+        The encoder's window (:attr:`~dualdecomp.models.neural.encoder.EncoderConfig.max_pieces`), the
+        start and end pieces included.
     specials : (str, str, str)
-        The names of the start, end and unknown pieces (default :data:`BERT_SPECIALS`).
+        The names of the start, end and unknown pieces (default :data:`BERT_SPECIALS`; see
+        :func:`specials_for`).
 
     Raises
     ------

@@ -4,9 +4,9 @@
 (hidden,), ``head.bias`` ()) and, when the scorer has one, the pair head (``pair.*``, float32,
 :mod:`~dualdecomp.models.neural.pair_head`). With ``quantise=True`` each encoder matrix is stored as int8
 rows with one float32 scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127),
-which divides the file by four; vectors stay float32. Loading dequantises to float32. ``model.json`` holds
-the format, the encoder sizes, how words are normalised and the training record; ``MANIFEST.json`` the
-checksums.
+which divides the file by four; vectors and MPNet's relative-position bias (:data:`FLOAT32_MATRICES`) stay
+float32. Loading dequantises to float32. ``model.json`` holds the format, the encoder sizes (and model
+type), how words are normalised and the training record; ``MANIFEST.json`` the checksums.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
 from dualdecomp.models.neural.model import NeuralScorer
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, onnx_available
 from dualdecomp.models.neural.pair_head import PairHead
-from dualdecomp.models.neural.pieces import Pieces
+from dualdecomp.models.neural.pieces import Pieces, specials_for
 
 __all__ = ["BACKENDS", "FORMAT", "load_neural_model", "quantise_rows", "save_neural_model"]
 
@@ -41,6 +41,9 @@ VERSION = 1
 SCALE_SUFFIX = "::scale"
 BACKENDS = ("auto", "onnxruntime", "onnx-int8", "numpy")
 BACKEND_VARIABLE = "DUALDECOMP_ENCODER"
+FLOAT32_MATRICES = ("encoder.relative_attention_bias.weight",)
+"""Matrices stored as float32 even with ``quantise=True``: MPNet's table of relative-position biases
+(buckets × heads, a few hundred numbers) is added to the attention scores as it is."""
 
 
 def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +82,7 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     meta : mapping, optional
         Training record (JSON-ready).
     quantise : bool
-        Store matrices as int8 rows (see the module docstring).
+        Store matrices (but :data:`FLOAT32_MATRICES`) as int8 rows (see the module docstring).
     pair : PairHead, optional
         The pair head (:mod:`~dualdecomp.models.neural.pair_head`), stored as float32.
 
@@ -93,7 +96,7 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     arrays: dict[str, np.ndarray] = {}
     for name in config.parameter_shapes():
         value = np.asarray(params[name], dtype=np.float32)
-        if quantise and value.ndim == 2:
+        if quantise and value.ndim == 2 and name not in FLOAT32_MATRICES:
             arrays[name], arrays[name + SCALE_SUFFIX] = quantise_rows(value)
         else:
             arrays[name] = value
@@ -172,7 +175,7 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     encoder: Encoder | OnnxEncoder = Encoder(config, params)
     if backend in ("onnxruntime", "onnx-int8") or (backend == "auto" and onnx_available()):
         encoder = OnnxEncoder(encoder, int8=backend == "onnx-int8")
-    pieces = Pieces(directory / "tokenizer.json", config.max_position_embeddings)
+    pieces = Pieces(directory / "tokenizer.json", config.max_pieces, specials=specials_for(config.model_type))
     if pieces.vocab_size != config.vocab_size:
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
                          f"{config.vocab_size}")
