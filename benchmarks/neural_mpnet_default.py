@@ -13,8 +13,14 @@ and timed in turns, over the word pieces of the dev sentences of 25 to 35 tokens
 Neural+McDonald with ``Compressor.compress`` at free length on the same sentences. One JSON line each,
 then the estimates t(config) - t(MiniLM float32) + t(mpnet-shaped, backend).
 
+``candidate``: a trained scorer (``make neural-candidate-mpnet``) in place of ``neural`` in the default,
+run by the project's own encoder (``--backend``: onnx-int8 and onnxruntime by default): the dev files at
+free and gold length as for ``accuracy``, then the decode time of the default and of each candidate
+backend with ``Compressor.compress`` on the sentences of ``speed``, timed in turns (three rounds).
+
 ``python benchmarks/neural_mpnet_default.py accuracy --work .cache/probe_b4096 [--runs R1 R2]``
 ``python benchmarks/neural_mpnet_default.py speed [--limit 60]``
+``python benchmarks/neural_mpnet_default.py candidate --model .cache/candidates/neural_mpnet``
 """
 
 from __future__ import annotations
@@ -85,35 +91,74 @@ def run_logits(work: Path, run: str) -> dict[tuple[str, ...], np.ndarray]:
     return out
 
 
+def _with_neural(config: str, scorer=None) -> Compressor:
+    """The shipped configuration, its ``neural`` component's model replaced by ``scorer`` when given."""
+    compressor = Compressor(MODEL, config)
+    if scorer is not None:
+        k = [c.path for c in compressor.joint.config.components].index("neural")
+        compressor.joint.models[k] = scorer
+    return compressor
+
+
+def _score_dev(system: str, config: str, neural: str, compressor: Compressor, stand_in=None) -> None:
+    """Compress and evaluate the three dev files at free and gold length; one JSON line each."""
+    for length in ("free", "gold"):
+        spec = parse_length(None if length == "free" else length)
+        options = BatchOptions(spec=spec, deterministic=True)
+        for name, label in DEV.items():
+            dev = ROOT / f"data/corpora/{name}.dev.jsonl"
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "out.jsonl"
+                start = time.perf_counter()
+                run_batch(dev, out, compressor, options)
+                seconds = time.perf_counter() - start
+                report = evaluate_files(dev, out)
+            print(json.dumps({"system": system, "config": config, "neural": neural,
+                              "dev": label, "length": length, "token_f1": round(100 * report.token_f1, 2),
+                              "bigram_f1": round(100 * report.bigram_f1, 2),
+                              "cr": round(100 * report.cr, 2),
+                              "certified": report.certified, "n": report.n, "failed": report.failed,
+                              "cached_hits": stand_in.hits if stand_in else None,
+                              "seconds": round(seconds, 1)}), flush=True)
+
+
 def accuracy(work: Path, runs: list[str]) -> None:
     logits = {run: run_logits(work, run) for run in runs}
     for system, config, run in SYSTEMS:
         if run is not None and run not in logits:
             continue
-        compressor = Compressor(MODEL, config)
-        k = [c.path for c in compressor.joint.config.components].index("neural")
         stand_in = None
         if run is not None:
-            stand_in = CachedScorer(compressor.joint.models[k], logits[run])
-            compressor.joint.models[k] = stand_in
-        for length in ("free", "gold"):
-            spec = parse_length(None if length == "free" else length)
-            options = BatchOptions(spec=spec, deterministic=True)
-            for name, label in DEV.items():
-                dev = ROOT / f"data/corpora/{name}.dev.jsonl"
-                with tempfile.TemporaryDirectory() as tmp:
-                    out = Path(tmp) / "out.jsonl"
-                    start = time.perf_counter()
-                    run_batch(dev, out, compressor, options)
-                    seconds = time.perf_counter() - start
-                    report = evaluate_files(dev, out)
-                print(json.dumps({"system": system, "config": config, "neural": run or "shipped",
-                                  "dev": label, "length": length, "token_f1": round(100 * report.token_f1, 2),
-                                  "bigram_f1": round(100 * report.bigram_f1, 2),
-                                  "cr": round(100 * report.cr, 2),
-                                  "certified": report.certified, "n": report.n, "failed": report.failed,
-                                  "cached_hits": stand_in.hits if stand_in else None,
-                                  "seconds": round(seconds, 1)}), flush=True)
+            shipped = load_neural_model(MODEL / "neural")
+            stand_in = CachedScorer(shipped, logits[run])
+        _score_dev(system, config, run or "shipped", _with_neural(config, stand_in), stand_in)
+
+
+def candidate(model: Path, backends: list[str], limit: int, rounds: int = 3) -> None:
+    config = "neural-chain-mcdonald"
+    systems = {"D": _with_neural(config)}
+    for backend in backends:
+        systems[f"D[mpnet {backend}]"] = _with_neural(config, load_neural_model(model, backend=backend))
+    for name, compressor in systems.items():
+        if name != "D":
+            _score_dev(name, config, f"{model} ({name[8:-1]})", compressor)
+    sentences = parse_tokens(_sentences(limit))
+    times: dict[str, list[float]] = {name: [] for name in systems}
+    certified = dict.fromkeys(systems, 0)
+    for _ in range(rounds):
+        for name, compressor in systems.items():
+            compressor.compress(sentences[0])
+            for s in sentences:
+                start = time.perf_counter()
+                result = compressor.compress(s)
+                times[name].append(1000 * (time.perf_counter() - start))
+                certified[name] += bool(result.result.certified)
+    for name, ms in times.items():
+        print(json.dumps({"system": name, "sentences": len(sentences),
+                          "median_ms": round(statistics.median(ms), 3),
+                          "ratio_to_D": round(statistics.median(ms) / statistics.median(times["D"]), 3),
+                          "certified": certified[name] / (rounds * len(sentences)),
+                          "load_average": os.getloadavg()[0]}), flush=True)
 
 
 def mpnet_shaped(seed: int = 0) -> Encoder:
@@ -196,9 +241,15 @@ def main() -> int:
     a.add_argument("--runs", nargs="+", default=["R1", "R2"])
     s = sub.add_parser("speed")
     s.add_argument("--limit", type=int, default=60)
+    c = sub.add_parser("candidate")
+    c.add_argument("--model", type=Path, required=True, help="the candidate scorer's directory")
+    c.add_argument("--backend", nargs="+", default=["onnx-int8", "onnxruntime"])
+    c.add_argument("--limit", type=int, default=60)
     args = ap.parse_args()
     if args.what == "accuracy":
         accuracy(args.work, args.runs)
+    elif args.what == "candidate":
+        candidate(args.model, args.backend, args.limit)
     else:
         speed(args.limit)
     return 0

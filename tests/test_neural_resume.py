@@ -29,6 +29,11 @@ def tiny_base(tmp_path_factory):
     return write_tiny_base(tmp_path_factory.mktemp("base"))
 
 
+@pytest.fixture(scope="module")
+def tiny_mpnet_base(tmp_path_factory):
+    return write_tiny_base(tmp_path_factory.mktemp("mpnet"), model_type="mpnet")
+
+
 def _data(seed: int, n: int = 40) -> list[Example]:
     """Random sentences of 3 to 7 tiny-vocabulary words, targets in {0, 0.5, 1} (as broadcast's)."""
     rng = np.random.default_rng(seed)
@@ -65,10 +70,14 @@ def _assert_same_model(a, b) -> None:
     assert _untimed(ca) == _untimed(cb)  # exact float equality of every loss and F1
 
 
-@pytest.mark.parametrize("pair_rank", [0, 4])
-def test_a_run_cut_into_pieces_ends_bit_identical(tiny_base, tmp_path, pair_rank) -> None:
+@pytest.mark.parametrize("pair_rank, model_type, extra", [
+    (0, "bert", {}), (4, "bert", {}),
+    # MPNet in bfloat16 autocast, its batches cut into micro-batches (the mpnet candidate's recipe)
+    (4, "mpnet", {"autocast": "bfloat16", "max_batch_pieces": 20})])
+def test_a_run_cut_into_pieces_ends_bit_identical(request, tmp_path, pair_rank, model_type, extra) -> None:
+    tiny_base = request.getfixturevalue("tiny_mpnet_base" if model_type == "mpnet" else "tiny_base")
     train, dev = _data(1), _data(2, 12)
-    settings = _settings(pair_rank=pair_rank)
+    settings = _settings(pair_rank=pair_rank, **extra)
     whole = fine_tune(tiny_base, train, dev, tmp_path / "a", settings, log=lambda s: None,
                       pieces=PieceOptions(checkpoint_every=5))
     assert whole["steps"] == 30 and whole["stopped_by"] == "steps" and whole["pieces"] == 1
@@ -77,7 +86,7 @@ def test_a_run_cut_into_pieces_ends_bit_identical(tiny_base, tmp_path, pair_rank
     out, root = tmp_path / "b", checkpoint_root(tmp_path / "b")
     logs: list[str] = []
     # the time budget ends the first piece after its first step (0 minutes); the budget is each piece's own
-    first = fine_tune(tiny_base, train, dev, out, _settings(pair_rank=pair_rank, max_minutes=0),
+    first = fine_tune(tiny_base, train, dev, out, _settings(pair_rank=pair_rank, max_minutes=0, **extra),
                       log=logs.append, pieces=PieceOptions(checkpoint_every=5))
     assert first["stopped_by"] == "time budget" and first["steps"] == 1
     assert not out.exists() and read_checkpoint(root).progress["step"] == 1

@@ -118,3 +118,63 @@ def test_fine_tune_with_a_pair_head_exports_a_bigram_scorer(tiny_base, tmp_path)
     assert scorer.pair is not None and scorer.pair.rank == 4
     B = scorer.bigram_potentials(["the", "council", "plans", "an", "election", "."])
     assert B.shape == (8, 8) and np.isfinite(B).all()
+
+
+def _toy(seed: int, n: int, words: int = 6) -> list[Example]:
+    rng = np.random.default_rng(seed)
+    return [Example(tuple(WORDS[i] for i in rng.integers(0, len(WORDS), words)),
+                    rng.integers(0, 2, words).astype(float), "toy") for _ in range(n)]
+
+
+@pytest.mark.parametrize("autocast", ["none", "bfloat16"])
+def test_a_fine_tuned_mpnet_exports_what_transformers_computes(tmp_path, autocast) -> None:
+    base = write_tiny_base(tmp_path / "base", model_type="mpnet")
+    train = _toy(3, 16)
+    settings = TrainingSettings(epochs=3, batch_size=8, learning_rate=5e-3, head_learning_rate=5e-2,
+                                eval_every=2, max_minutes=5, threads=1, freeze_embeddings=False,
+                                autocast=autocast)
+    record = fine_tune(base, train, train[:8], tmp_path / "out", settings, log=lambda s: None)
+    assert record["steps"] == 6 and record["settings"].get("autocast", "none") == autocast
+    scorer = load_neural_model(tmp_path / "out", backend="numpy")
+    assert scorer.encoder.config.model_type == "mpnet"
+    # transformers' MPNetModel over the exported (dequantised) weights, the head on each word's first piece
+    with np.load(tmp_path / "out" / "weights.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    state = {}
+    for name, value in arrays.items():
+        if name.endswith("::scale") or name.startswith(("head.", "pair.")):
+            continue
+        scale = arrays.get(name + "::scale")
+        state[name] = torch.from_numpy(value.astype(np.float32) * scale[:, None] if scale is not None
+                                       else value.astype(np.float32))
+    model = transformers.MPNetModel(transformers.MPNetConfig.from_pretrained(str(base)),
+                                    add_pooling_layer=False).eval()
+    model.load_state_dict(state, strict=True)
+    words = ["the", "council", "plans", "an", "election", "on", "tuesday", "."]
+    window = scorer.pieces.windows(words)[0]
+    with torch.no_grad():
+        hidden = model(input_ids=torch.tensor(window.ids[None])).last_hidden_state[0].numpy()
+    expected = hidden[window.first] @ arrays["head.weight"] + arrays["head.bias"]
+    for backend in ("numpy", "onnxruntime"):
+        got = load_neural_model(tmp_path / "out", backend=backend).keep_logits(words)
+        assert np.abs(got - expected).max() < 1e-4, backend
+
+
+def test_micro_batches_make_the_whole_batch_step(tmp_path) -> None:
+    base = write_tiny_base(tmp_path / "base", dropout=0.0)  # no dropout: the same forward passes
+    train = _toy(4, 8, words=5) + _toy(5, 8, words=7)
+    runs = {}
+    for budget in (0, 18):
+        settings = TrainingSettings(epochs=2, batch_size=16, learning_rate=5e-3, eval_every=1,
+                                    max_minutes=5, threads=1, freeze_embeddings=False,
+                                    max_batch_pieces=budget)
+        fine_tune(base, train, train[:8], tmp_path / str(budget), settings, log=lambda s: None)
+        curve = json.loads((tmp_path / str(budget) / "curve.json").read_text())
+        runs[budget] = (curve, load_neural_model(tmp_path / str(budget), backend="numpy"))
+    (whole, whole_scorer), (micro, micro_scorer) = runs[0], runs[18]
+    assert len(whole) == len(micro) == 2
+    for a, b in zip(whole, micro, strict=True):
+        assert abs(a["train_loss"] - b["train_loss"]) < 1e-5 and abs(a["dev_loss"] - b["dev_loss"]) < 1e-5
+    sentence = ["the", "council", "plans", "an", "election", "."]
+    np.testing.assert_allclose(micro_scorer.keep_logits(sentence), whole_scorer.keep_logits(sentence),
+                               atol=1e-3)

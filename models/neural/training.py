@@ -1,14 +1,19 @@
 """Fine-tuning the neural scorer (optional ``train`` extra: PyTorch CPU and transformers).
 
 ``dualdecomp train --kind neural --base DIR --train FILE[:N] ... --dev FILE ... --out DIR``
-fine-tunes a pretrained BERT-architecture encoder (``DIR`` holds Hugging Face ``config.json``,
+fine-tunes a pretrained BERT or MPNet encoder (``DIR`` holds Hugging Face ``config.json``,
 ``model.safetensors`` and ``tokenizer.json``; :mod:`~dualdecomp.models.neural.base_encoder` unpacks
-all-MiniLM-L6-v2 there) with a linear keep head on each word's first piece, by binary cross-entropy
-against the per-token keep targets (:mod:`~dualdecomp.models.neural.examples`), AdamW with linear warm-up
-and decay, batches of sentences of similar length. ``FILE:N`` takes a seeded random sample of N sentences
-of that file. A step budget (``--max-steps``, deterministic) stops training early; the learning curve
-(training loss, dev loss and dev token F1 of the scorer's own keep decisions, every ``--eval-every`` steps)
-is written to ``OUT/curve.json`` and the model, exported for the numpy encoder, to ``OUT`` (int8 rows).
+all-MiniLM-L6-v2 or all-mpnet-base-v2 there) with a linear keep head on each word's first piece, by binary
+cross-entropy against the per-token keep targets (:mod:`~dualdecomp.models.neural.examples`), AdamW with
+linear warm-up and decay, batches of sentences of similar length. ``FILE:N`` takes a seeded random sample
+of N sentences of that file. A step budget (``--max-steps``, deterministic) stops training early; the
+learning curve (training loss, dev loss and dev token F1 of the scorer's own keep decisions, every
+``--eval-every`` steps) is written to ``OUT/curve.json`` and the model, exported for the numpy encoder,
+to ``OUT`` (int8 rows).
+``--autocast bfloat16`` runs the forward passes in bfloat16 autocast (float32 master weights and loss);
+``--max-batch-pieces P`` cuts each batch into micro-batches of at most P padded pieces whose gradients
+are summed, each loss divided by the whole batch's number of words (the batch's step, at a fraction of
+the peak memory).
 
 A run may be cut into pieces (:mod:`~dualdecomp.models.neural.checkpoint`): the time budget of a piece
 (``--max-minutes``, which depends on the machine's load) or ``--stop-after-steps K`` ends it with a
@@ -33,17 +38,17 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import BertModel
+from transformers import AutoModel
 
 from dualdecomp.core.errors import InputError, ModelError
 from dualdecomp.core.model_files import atomic_directory, atomic_write_bytes, verify_files
 from dualdecomp.models.neural.base_encoder import unpack_base_encoder
-from dualdecomp.models.neural.batching import length_batches, padded_batch
+from dualdecomp.models.neural.batching import length_batches, padded_batch, split_by_pieces
 from dualdecomp.models.neural.checkpoint import (
     TrainingPaused,
     check_fingerprint,
@@ -56,13 +61,14 @@ from dualdecomp.models.neural.checkpoint import (
 from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
 from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead, bigram_potentials, gap_bucket
-from dualdecomp.models.neural.pieces import Pieces
+from dualdecomp.models.neural.pieces import Pieces, specials_for
 from dualdecomp.models.neural.store import save_neural_model
 from dualdecomp.models.neural.training_settings import (
     PieceOptions,
     TrainingSettings,
     add_arguments,
     piece_options_from,
+    recorded_settings,
     settings_from_options,
 )
 from dualdecomp.models.registry import TrainingContext
@@ -97,9 +103,15 @@ def _batches(enc: _Encoded, batch_size: int, rng: np.random.Generator) -> list[n
     return length_batches([len(x) for x in enc.ids], batch_size, rng)
 
 
-def _tensors(enc: _Encoded, batch: np.ndarray) -> tuple[torch.Tensor, ...]:
-    """Padded ids, attention mask, (batch, word) gather index, target and word mask."""
-    return tuple(torch.from_numpy(a) for a in padded_batch(enc.ids, enc.first, enc.target, batch))
+def _tensors(enc: _Encoded, batch: np.ndarray, pad: int) -> tuple[torch.Tensor, ...]:
+    """Padded ids (``pad``: the encoder's padding piece), attention mask, (batch, word) gather index,
+    target and word mask."""
+    return tuple(torch.from_numpy(a) for a in padded_batch(enc.ids, enc.first, enc.target, batch, pad))
+
+
+def _autocast(settings: TrainingSettings):
+    """The context of a forward pass: bfloat16 autocast (``settings.autocast``) or none."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=settings.autocast == "bfloat16")
 
 
 class _PairHead(torch.nn.Module):
@@ -144,17 +156,21 @@ class _PairHead(torch.nn.Module):
 class _Scorer(torch.nn.Module):
     def __init__(self, base: Path, pair_rank: int = 0) -> None:
         super().__init__()
-        self.encoder = BertModel.from_pretrained(str(base), add_pooling_layer=False)
+        self.encoder = AutoModel.from_pretrained(str(base), add_pooling_layer=False)
         hidden = self.encoder.config.hidden_size
         self.head = torch.nn.Linear(hidden, 1)
         self.pair = _PairHead(hidden, pair_rank) if pair_rank > 0 else None
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor,
                 first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Keep log-odds (B, m) and the first pieces' states (B, m, hidden)."""
-        hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        """Keep log-odds (B, m) and the first pieces' states (B, m, hidden), float32 (also under
+        autocast)."""
+        positions = None
+        if self.encoder.config.model_type == "mpnet":  # as the inference encoders number them, whatever
+            positions = torch.arange(ids.shape[1]).expand_as(ids) + self.encoder.config.pad_token_id + 1
+        hidden = self.encoder(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state
         picked = torch.gather(hidden, 1, first.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
-        return self.head(picked).squeeze(-1), picked
+        return self.head(picked).squeeze(-1).float(), picked.float()
 
 
 def chain_nll(pair_head: _PairHead, picked: torch.Tensor, unary: torch.Tensor, gold: np.ndarray,
@@ -205,17 +221,20 @@ def _decisions(head: PairHead | None, logits: torch.Tensor, picked: torch.Tensor
     return out
 
 
-def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int) -> dict[str, float]:
+def _evaluate(model: _Scorer, enc: _Encoded, batch_size: int, pad: int,
+              settings: TrainingSettings) -> dict[str, float]:
     """Dev loss (keep head BCE; with a pair head also the chain model's NLL per token) and the token F1 /
-    compression rate of the scorer's own decisions (:func:`_decisions`)."""
+    compression rate of the scorer's own decisions (:func:`_decisions`), the forward passes as in
+    training (``settings.autocast``)."""
     model.eval()
     head = model.pair.export() if model.pair is not None else None  # once: the weights are fixed here
     loss_sum = chain_sum = n_tok = tp = n_pred = n_gold = 0.0
     with torch.no_grad():
         for s in range(0, len(enc.ids), batch_size):
             batch = np.arange(s, min(s + batch_size, len(enc.ids)))
-            ids, mask, first, target, wmask = _tensors(enc, batch)
-            logits, picked = model(ids, mask, first)
+            ids, mask, first, target, wmask = _tensors(enc, batch, pad)
+            with _autocast(settings):
+                logits, picked = model(ids, mask, first)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
             loss_sum += float((loss * wmask).sum())
             n_tok += float(wmask.sum())
@@ -360,8 +379,11 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(settings.seed)
-    tokens = Pieces(base / "tokenizer.json")
+    base_config = EncoderConfig.from_dict(json.loads((base / "config.json").read_text(encoding="utf-8")))
+    tokens = Pieces(base / "tokenizer.json", base_config.max_pieces, specials_for(base_config.model_type))
+    pad = base_config.pad_token_id
     train_enc, dev_enc = _encode(train, tokens), _encode(dev, tokens)
+    lengths = [len(x) for x in train_enc.ids]
     if not train_enc.ids:
         raise InputError("no training sentence fits the encoder window")
     model = _Scorer(base, settings.pair_rank)
@@ -395,17 +417,25 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
         epoch_rng = rng.bit_generator.state  # the epoch's batch order is re-derived from it on resume
         batches = _batches(train_enc, settings.batch_size, rng)
         for batch in batches[position:]:
-            ids, mask, first, target, wmask = _tensors(train_enc, batch)
-            logits, picked = model(ids, mask, first)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
-            loss = (loss * wmask).sum() / wmask.sum()
-            if model.pair is not None:
-                gold = ((target >= 0.5).float() * wmask).numpy()
-                lengths = wmask.sum(1).numpy().astype(np.int64)
-                loss = loss + settings.crf_weight * chain_nll(model.pair, picked, logits, gold,
-                                                              lengths) / wmask.sum()
             optim.zero_grad()
-            loss.backward()
+            # the loss of each micro-batch is divided by the whole batch's number of words, so their
+            # gradients sum to the batch's (one micro-batch: the batch itself)
+            words = torch.tensor(float(sum(len(train_enc.first[i]) for i in batch)))
+            loss = torch.zeros(())
+            for part in split_by_pieces(batch, lengths, settings.max_batch_pieces):
+                ids, mask, first, target, wmask = _tensors(train_enc, part, pad)
+                with _autocast(settings):
+                    logits, picked = model(ids, mask, first)
+                part_loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target,
+                                                                                 reduction="none")
+                part_loss = (part_loss * wmask).sum() / words
+                if model.pair is not None:
+                    gold = ((target >= 0.5).float() * wmask).numpy()
+                    part_lengths = wmask.sum(1).numpy().astype(np.int64)
+                    part_loss = part_loss + settings.crf_weight * chain_nll(model.pair, picked, logits, gold,
+                                                                            part_lengths) / words
+                part_loss.backward()
+                loss = loss + part_loss.detach()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optim.step()
             sched.step()
@@ -417,7 +447,8 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
             if step % settings.eval_every == 0 or finished:
                 point = {"step": step, "sentences": step * settings.batch_size,
                          "minutes": round(earlier_minutes + piece_minutes, 2),
-                         "train_loss": float(np.mean(running)), **_evaluate(model, dev_enc, 64)}
+                         "train_loss": float(np.mean(running)),
+                         **_evaluate(model, dev_enc, 64, pad, settings)}
                 running = []
                 curve.append(point)
                 log(json.dumps(point))
@@ -444,11 +475,11 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     if stopped not in FINISHED:
         log(f"stopped by the {'time budget' if stopped == 'time budget' else '--stop-after-steps'} at step "
             f"{step} of {total}; checkpoint {checkpoint}; run the same command again to resume")
-        return {"settings": asdict(settings), "steps": step, "total_steps": total, "stopped_by": stopped,
-                "minutes": minutes, "checkpoint": str(checkpoint)}
+        return {"settings": recorded_settings(settings), "steps": step, "total_steps": total,
+                "stopped_by": stopped, "minutes": minutes, "checkpoint": str(checkpoint)}
     state = {k: v.detach().cpu().numpy() for k, v in model.encoder.state_dict().items()}
     config = EncoderConfig.from_dict(model.encoder.config.to_dict())
-    record = {"settings": asdict(settings), "train_sentences": len(train_enc.ids),
+    record = {"settings": recorded_settings(settings), "train_sentences": len(train_enc.ids),
               "dev_sentences": len(dev_enc.ids), "steps": step, "stopped_by": stopped, "minutes": minutes,
               "pieces": piece, "final": curve[-1] if curve else {}, "base": str(base.name),
               "fingerprint": expected}
@@ -470,7 +501,7 @@ def train_from_options(args: argparse.Namespace, context: TrainingContext) -> di
     """Fine-tune and export from the options of :func:`~dualdecomp.models.neural.training_settings.
     add_arguments` (``dualdecomp train --kind neural``); return the last point of the learning curve."""
     settings = settings_from_options(args)
-    if args.unpack_base is not None:
+    if args.unpack_base:
         context.log(f"unpacked the base encoder into {unpack_base_encoder(args.unpack_base, args.base)}")
     train: list[Example] = []
     for i, spec in enumerate(args.train):
