@@ -34,9 +34,11 @@ import json
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from neural_speed import timed_items  # the sibling benchmark's sentences (this folder is on sys.path)
 
 from dualdecomp.app.batch import BatchOptions, run_batch
 from dualdecomp.app.compressor import Compressor
@@ -91,13 +93,29 @@ def run_logits(work: Path, run: str) -> dict[tuple[str, ...], np.ndarray]:
     return out
 
 
-def _with_neural(config: str, scorer=None) -> Compressor:
-    """The shipped configuration, its ``neural`` component's model replaced by ``scorer`` when given."""
+def _with_neural(config: str, replace=None) -> tuple[Compressor, object]:
+    """The shipped configuration and its ``neural`` component's model; with ``replace``, that model is
+    ``replace(the shipped one)``."""
     compressor = Compressor(MODEL, config)
-    if scorer is not None:
-        k = [c.path for c in compressor.joint.config.components].index("neural")
-        compressor.joint.models[k] = scorer
-    return compressor
+    k = [c.path for c in compressor.joint.config.components].index("neural")
+    if replace is not None:
+        compressor.joint.models[k] = replace(compressor.joint.models[k])
+    return compressor, compressor.joint.models[k]
+
+
+def _timed_in_turns(runs: dict, inputs: list, rounds: int = 3) -> tuple[dict, dict]:
+    """Milliseconds and outputs of each run over every input, the runs in turns (each over all inputs,
+    ``rounds`` times; one untimed call first in each turn), so a change of load falls on all of them."""
+    times: dict = {name: [] for name in runs}
+    outputs: dict = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            run(inputs[0])
+            for x in inputs:
+                start = time.perf_counter()
+                outputs[name].append(run(x))
+                times[name].append(1000 * (time.perf_counter() - start))
+    return times, outputs
 
 
 def _score_dev(system: str, config: str, neural: str, compressor: Compressor, stand_in=None) -> None:
@@ -127,32 +145,24 @@ def accuracy(work: Path, runs: list[str]) -> None:
     for system, config, run in SYSTEMS:
         if run is not None and run not in logits:
             continue
-        stand_in = None
-        if run is not None:
-            shipped = load_neural_model(MODEL / "neural")
-            stand_in = CachedScorer(shipped, logits[run])
-        _score_dev(system, config, run or "shipped", _with_neural(config, stand_in), stand_in)
+        # the stand-in wraps the configuration's own shipped scorer
+        replace = None if run is None else partial(CachedScorer, logits=logits[run])
+        compressor, neural = _with_neural(config, replace)
+        _score_dev(system, config, run or "shipped", compressor, neural if run is not None else None)
 
 
 def candidate(model: Path, backends: list[str], limit: int, rounds: int = 3) -> None:
     config = "neural-chain-mcdonald"
-    systems = {"D": _with_neural(config)}
+    systems = {"D": _with_neural(config)[0]}
     for backend in backends:
-        systems[f"D[mpnet {backend}]"] = _with_neural(config, load_neural_model(model, backend=backend))
+        candidate_scorer = load_neural_model(model, backend=backend)
+        systems[f"D[mpnet {backend}]"] = _with_neural(config, lambda _, c=candidate_scorer: c)[0]
     for name, compressor in systems.items():
         if name != "D":
             _score_dev(name, config, f"{model} ({name[8:-1]})", compressor)
-    sentences = parse_tokens(_sentences(limit))
-    times: dict[str, list[float]] = {name: [] for name in systems}
-    certified = dict.fromkeys(systems, 0)
-    for _ in range(rounds):
-        for name, compressor in systems.items():
-            compressor.compress(sentences[0])
-            for s in sentences:
-                start = time.perf_counter()
-                result = compressor.compress(s)
-                times[name].append(1000 * (time.perf_counter() - start))
-                certified[name] += bool(result.result.certified)
+    sentences = parse_tokens([it.text for it in timed_items(limit)])
+    times, results = _timed_in_turns({name: c.compress for name, c in systems.items()}, sentences, rounds)
+    certified = {name: sum(bool(r.result.certified) for r in out) for name, out in results.items()}
     for name, ms in times.items():
         print(json.dumps({"system": name, "sentences": len(sentences),
                           "median_ms": round(statistics.median(ms), 3),
@@ -178,30 +188,15 @@ def mpnet_shaped(seed: int = 0) -> Encoder:
     return Encoder(config, params)
 
 
-def _sentences(limit: int, lo: int = 25, hi: int = 35) -> list[list[str]]:
-    out = []
-    for name in DEV:
-        items = read_corpus(ROOT / f"data/corpora/{name}.dev.jsonl")
-        out += [it.text for it in items if lo <= len(it.text) <= hi]
-    return out[:limit]
-
-
 def speed(limit: int, rounds: int = 3) -> None:
-    words = _sentences(limit)
+    words = [it.text for it in timed_items(limit)]
     scorer = load_neural_model(MODEL / "neural", backend="numpy")
     pieces = [w.ids for ws in words for w in scorer.pieces.windows(ws)]
     big = mpnet_shaped()
     encoders = {("MiniLM", "float32"): OnnxEncoder(scorer.encoder), ("MiniLM", "int8"): OnnxEncoder(
         scorer.encoder, int8=True), ("mpnet-shaped", "float32"): OnnxEncoder(big), ("mpnet-shaped", "int8"):
         OnnxEncoder(big, int8=True)}
-    times: dict[tuple[str, str], list[float]] = {v: [] for v in encoders}
-    for _ in range(rounds):
-        for v, enc in encoders.items():
-            enc(pieces[0])
-            for ids in pieces:
-                start = time.perf_counter()
-                enc(ids)
-                times[v].append(1000 * (time.perf_counter() - start))
+    times, _ = _timed_in_turns(encoders, pieces, rounds)
     enc_ms = {v: statistics.median(t) for v, t in times.items()}
     for (encoder, backend), ms in enc_ms.items():
         print(json.dumps({"encoder": encoder, "backend": backend, "sequences": len(pieces),
@@ -212,17 +207,10 @@ def speed(limit: int, rounds: int = 3) -> None:
     del encoders
     sentences = parse_tokens(words)
     config_ms = {}
-    for config in ("neural-chain-mcdonald", "neural-mcdonald"):
-        compressor = Compressor(MODEL, config)
-        compressor.compress(sentences[0])
-        ms, certified = [], 0
-        for _ in range(rounds):
-            for s in sentences:
-                start = time.perf_counter()
-                result = compressor.compress(s)
-                ms.append(1000 * (time.perf_counter() - start))
-                certified += bool(result.result.certified)
-        config_ms[config] = statistics.median(ms)
+    for config in ("neural-chain-mcdonald", "neural-mcdonald"):  # one after the other
+        ms, results = _timed_in_turns({config: Compressor(MODEL, config).compress}, sentences, rounds)
+        certified = sum(bool(r.result.certified) for r in results[config])
+        config_ms[config] = statistics.median(ms[config])
         print(json.dumps({"config": config, "sentences": len(sentences),
                           "median_ms": round(config_ms[config], 3),
                           "certified": certified / (rounds * len(sentences))}), flush=True)

@@ -59,6 +59,13 @@ DEFAULT = "neural-chain-mcdonald"
 ENCODER_ROUNDS = 3
 
 
+def timed_items(limit: int = 60, min_tokens: int = 25, max_tokens: int = 35) -> list:
+    """The first ``limit`` dev sentences (eval, broadcast, written) of ``min_tokens`` to ``max_tokens``
+    tokens: the sentences every neural speed measurement times."""
+    return [it for name in DEV for it in read_corpus(ROOT / "data" / "corpora" / name)
+            if min_tokens <= it.n <= max_tokens][:limit]
+
+
 def _peak_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -161,8 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-tokens", type=int, default=25)
     p.add_argument("--max-tokens", type=int, default=35)
     args = p.parse_args(argv)
-    items = [it for name in DEV for it in read_corpus(ROOT / "data" / "corpora" / name)
-             if args.min_tokens <= it.n <= args.max_tokens][:args.limit]
+    items = timed_items(args.limit, args.min_tokens, args.max_tokens)
     sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
     medians: dict[str, float] = {}
     runs = [(name, "default") for name in dict.fromkeys([BASELINE, *args.configs, *args.int8_encoder])]

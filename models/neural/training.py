@@ -379,14 +379,14 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(settings.seed)
-    base_config = EncoderConfig.from_dict(json.loads((base / "config.json").read_text(encoding="utf-8")))
-    tokens = Pieces(base / "tokenizer.json", base_config.max_pieces, specials_for(base_config.model_type))
-    pad = base_config.pad_token_id
+    model = _Scorer(base, settings.pair_rank)
+    config = EncoderConfig.from_dict(model.encoder.config.to_dict())  # read once: window, pieces, export
+    tokens = Pieces(base / "tokenizer.json", config.max_pieces, specials_for(config.model_type))
+    pad = config.pad_token_id
     train_enc, dev_enc = _encode(train, tokens), _encode(dev, tokens)
     lengths = [len(x) for x in train_enc.ids]
     if not train_enc.ids:
         raise InputError("no training sentence fits the encoder window")
-    model = _Scorer(base, settings.pair_rank)
     model.train()
     frozen = [model.encoder.embeddings] if settings.freeze_embeddings else []
     frozen += list(model.encoder.encoder.layer[:settings.frozen_layers])
@@ -478,7 +478,6 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
         return {"settings": recorded_settings(settings), "steps": step, "total_steps": total,
                 "stopped_by": stopped, "minutes": minutes, "checkpoint": str(checkpoint)}
     state = {k: v.detach().cpu().numpy() for k, v in model.encoder.state_dict().items()}
-    config = EncoderConfig.from_dict(model.encoder.config.to_dict())
     record = {"settings": recorded_settings(settings), "train_sentences": len(train_enc.ids),
               "dev_sentences": len(dev_enc.ids), "steps": step, "stopped_by": stopped, "minutes": minutes,
               "pieces": piece, "final": curve[-1] if curve else {}, "base": str(base.name),
