@@ -52,19 +52,26 @@ def read_google_tsv(path: str | os.PathLike[str]) -> Iterator[Example]:
     Raises
     ------
     InputError
-        A line without two columns or with labels that do not match its tokens.
+        A file that cannot be read (missing, not gzip, not UTF-8), a line without two columns or with
+        labels that do not match its tokens.
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) < 2:
-                raise InputError(f"{path}:{lineno}: expected tokens and labels separated by a tab")
-            words, labels = cols[0].split(), cols[1].split()
-            if not words or len(words) != len(labels) or any(x not in ("0", "1") for x in labels):
-                raise InputError(f"{path}:{lineno}: {len(words)} tokens but labels {cols[1][:40]!r}")
-            yield Example(tuple(words), np.array([float(x) for x in labels]), path.name)
+    lineno = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) < 2:
+                    raise InputError(f"{path}:{lineno}: expected tokens and labels separated by a tab")
+                words, labels = cols[0].split(), cols[1].split()
+                if not words or len(words) != len(labels) or any(x not in ("0", "1") for x in labels):
+                    raise InputError(f"{path}:{lineno}: {len(words)} tokens but labels {cols[1][:40]!r}")
+                yield Example(tuple(words), np.array([float(x) for x in labels]), path.name)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}:{lineno + 1}: not valid UTF-8: {exc.reason}") from exc
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
+        raise InputError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
 def read_jsonl_examples(path: str | os.PathLike[str]) -> list[Example]:
