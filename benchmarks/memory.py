@@ -115,14 +115,9 @@ def _tokens(n: int, corpus: str = "written.dev.jsonl") -> list[str]:
 
 def _trim() -> None:
     """Give freed heap memory back to the OS (glibc), so the next allocations show in the resident set."""
-    import ctypes
-    import gc
+    from dualdecomp.core.memory import release_freed_memory
 
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:
-        pass
+    release_freed_memory()
 
 
 def _measure(compressor, sentence) -> dict:
@@ -409,17 +404,28 @@ def _write_growth(growths: dict[str, dict]) -> None:
     write_manifest(MODEL)
 
 
+def _measured_by_config(lines: list[dict]) -> dict[str, str]:
+    """Each configuration's ``measured`` text: that of the last ``fit_setup`` line listing it (a file may
+    join runs of different days, each configuration's lines after its own run's setup line)."""
+    out: dict[str, str] = {}
+    for ln in lines:
+        if ln["kind"] == "fit_setup":
+            out.update(dict.fromkeys(ln["configs"], ln["measured"]))
+    return out
+
+
 def _fit(args) -> int:
     """--fit: measure (or read ``--from``), print the growth lines, write them with --write."""
     names = args.configs or _fit_names()
     if args.from_file:
         lines = [json.loads(ln) for ln in Path(args.from_file).read_text().splitlines() if ln.strip()]
-        measured = next((ln["measured"] for ln in lines if ln["kind"] == "fit_setup"), _machine())
+        measured = _measured_by_config(lines)
     else:
         from dualdecomp.data.parsing import parse_tokens
 
-        measured = (f"{_machine()}; the least CPU time of {args.repeats} free-length compressions "
-                    "(parsing excluded), benchmarks/memory.py --fit")
+        when = (f"{_machine()}; the least CPU time of {args.repeats} free-length compressions "
+                "(parsing excluded), benchmarks/memory.py --fit")
+        measured = dict.fromkeys(names, when)
         wanted = set()
         for name in names:
             spec = _raw_config(name)
@@ -428,7 +434,7 @@ def _fit(args) -> int:
                 wanted.add(spec["fallback"]["max_tokens"])
         sentences = {n: parse_tokens([_tokens(n, FIT_CORPUS)])[0] for n in sorted(wanted)}
         print(json.dumps({"kind": "fit_setup", "configs": names, "lengths": args.fit_lengths,
-                          "corpus": FIT_CORPUS, "measured": measured}), flush=True)
+                          "corpus": FIT_CORPUS, "measured": when}), flush=True)
         lines = []
         with tempfile.TemporaryDirectory() as tmp:
             store = Path(tmp) / "sentences.pickle"
@@ -457,7 +463,8 @@ def _fit(args) -> int:
     growths = {}
     for name in names:
         try:
-            growths[name] = _growth(name, lines, args.budget_seconds, args.budget_mib, measured)
+            growths[name] = _growth(name, lines, args.budget_seconds, args.budget_mib,
+                                    measured.get(name, _machine()))
         except SystemExit as exc:
             print(json.dumps({"kind": "growth", "config": name, "error": str(exc)}), flush=True)
             continue

@@ -77,8 +77,9 @@ def test_every_file_kind_is_checked(tmp_path):
     for rel, config in [("config.json", None), ("configs/t3.json", "t3"), ("weights.npz", None),
                         ("model.json", None), ("dependency/weights.npz", deps),
                         ("dependency/model.json", deps), ("t3/weights.npz", "t3"), ("t3/model.json", "t3"),
-                        ("neural/weights.npz", None), ("neural/model.json", None),
-                        ("neural/tokenizer.json", None)]:
+                        ("neural/weights.npz", "neural"), ("neural/model.json", "neural"),
+                        ("neural/tokenizer.json", "neural"), ("neural_mpnet/weights.npz", None),
+                        ("neural_mpnet/model.json", None), ("neural_mpnet/tokenizer.json", None)]:
         target = d / rel
         original = target.read_bytes()
         _alter_validly(target)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.core.memory import release_freed_memory
 from dualdecomp.core.model_files import (
     atomic_write_bytes,
     read_json,
@@ -181,7 +182,10 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
                          f"{config.vocab_size}")
     pair = PairHead.from_arrays(arrays, config.hidden_size, str(weights_path))
     verify_files(directory / "model.json", weights_path, directory / "tokenizer.json")
-    return NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
-                        meta=spec.get("meta", {}), pair=pair)
+    scorer = NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
+                          meta=spec.get("meta", {}), pair=pair)
+    del arrays, params, encoder
+    release_freed_memory()  # the dequantised and graph-building temporaries (MPNet: about 700 MB resident)
+    return scorer
 
 
