@@ -19,6 +19,7 @@ from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.neural.encoder import (
     Encoder,
     EncoderConfig,
+    layer_names,
     relative_attention_bias,
     relative_position_bucket,
 )
@@ -29,6 +30,7 @@ from dualdecomp.models.neural.store import load_neural_model
 from tests.neural_tiny import (
     oracle_bucket,
     oracle_encoder,
+    tiny_config,
     tiny_params,
     write_tiny_scorer,
     write_tiny_tokenizer,
@@ -310,3 +312,56 @@ def test_tiny_tokenizers(tmp_path) -> None:
     b = Pieces(tmp_path / "bert.json", 32)
     assert (p.cls_id, p.sep_id, p.unk_id) == (0, 2, 3) and (b.cls_id, b.sep_id, b.unk_id) == (2, 3, 1)
     assert [[i - 4 for i in w] for w in p.word_pieces(SENTENCE)] == b.word_pieces(SENTENCE)
+
+
+@pytest.mark.parametrize("model_type", ["bert", "mpnet"])
+def test_the_encoder_reads_its_parameters_one_at_a_time(model_type) -> None:
+    """A mapping that builds each parameter when read (the stored model's dequantisation) never has more
+    than two layers' matrices alive at once beside the embedding tables (the encoder keeps transposed
+    copies; the previous layer's are let go while the next one's are read), and the encoder it gives
+    computes what the dict gives."""
+    import dataclasses
+    import gc
+    import weakref
+    from collections.abc import Mapping
+
+    config = dataclasses.replace(tiny_config(40, model_type=model_type), num_hidden_layers=5)
+    params = tiny_params(config, seed=3)
+    alive: list = []
+    most = [0]
+
+    class Built(Mapping):
+        def __getitem__(self, name):
+            gc.collect()
+            alive[:] = [ref for ref in alive if ref() is not None]
+            most[0] = max(most[0], len(alive))
+            value = params[name].copy()
+            if value.ndim == 2:  # the matrices: the biases and norms are kept as they are
+                alive.append(weakref.ref(value))
+            return value
+
+        def __iter__(self):
+            return iter(params)
+
+        def __len__(self):
+            return len(params)
+
+    lazy = Encoder(config, Built())
+    shapes = config.parameter_shapes()
+    per_layer = sum(len(shapes[name + ".weight"]) == 2 for name in layer_names(model_type, 0).values())
+    tables = sum(len(shape) == 2 for shape in shapes.values()) - config.num_hidden_layers * per_layer
+    assert most[0] <= tables + 2 * per_layer, (most[0], tables, per_layer)  # all five: tables + 30
+    ids = np.array([1, 5, 7, 9, 2])
+    assert np.array_equal(lazy(ids), Encoder(config, params)(ids))
+
+
+def test_a_non_finite_or_misshapen_parameter_is_a_model_error() -> None:
+    config = tiny_config(40, model_type="mpnet")
+    params = tiny_params(config, seed=3)
+    name = next(n for n in params if n.endswith("intermediate.dense.weight"))
+    with pytest.raises(ModelError, match=f"{name} has non-finite values"):
+        Encoder(config, {**params, name: np.full_like(params[name], np.nan)})
+    with pytest.raises(ModelError, match=f"{name} has shape"):
+        Encoder(config, {**params, name: params[name][:, :-1]})
+    with pytest.raises(ModelError, match=f"missing {name}"):
+        Encoder(config, {k: v for k, v in params.items() if k != name})

@@ -323,29 +323,34 @@ class Encoder:
 
     def __init__(self, config: EncoderConfig, params: Mapping[str, np.ndarray]) -> None:
         self.config = config
-        p: dict[str, np.ndarray] = {}
-        for name, shape in config.parameter_shapes().items():
-            if name not in params:
-                raise ModelError(f"encoder weights: missing {name}")
+        shapes = config.parameter_shapes()
+        missing = next((name for name in shapes if name not in params), None)
+        if missing is not None:
+            raise ModelError(f"encoder weights: missing {missing}")
+
+        def p(name: str) -> np.ndarray:
+            # read, converted and checked when used: a mapping that dequantises on access (the stored
+            # model's) never has every float32 matrix alive at once beside the transposed copies below
             arr = np.asarray(params[name], dtype=np.float32)
-            if arr.shape != shape:
-                raise ModelError(f"encoder weights: {name} has shape {arr.shape}, expected {shape}")
+            if arr.shape != shapes[name]:
+                raise ModelError(f"encoder weights: {name} has shape {arr.shape}, expected {shapes[name]}")
             if not np.isfinite(arr).all():
                 raise ModelError(f"encoder weights: {name} has non-finite values")
-            p[name] = arr
+            return arr
+
         mpnet = config.model_type == "mpnet"
-        self.word_table = p["embeddings.word_embeddings.weight"]
+        self.word_table = p("embeddings.word_embeddings.weight")
         first_position = config.pad_token_id + 1 if mpnet else 0
-        self.position_table = p["embeddings.position_embeddings.weight"][first_position:]
-        self.segment0 = None if mpnet else p["embeddings.token_type_embeddings.weight"][0]
-        self.embed_norm = (p["embeddings.LayerNorm.weight"], p["embeddings.LayerNorm.bias"])
-        self.attention_bias = (relative_attention_bias(p["encoder.relative_attention_bias.weight"],
+        self.position_table = p("embeddings.position_embeddings.weight")[first_position:]
+        self.segment0 = None if mpnet else p("embeddings.token_type_embeddings.weight")[0]
+        self.embed_norm = (p("embeddings.LayerNorm.weight"), p("embeddings.LayerNorm.bias"))
+        self.attention_bias = (relative_attention_bias(p("encoder.relative_attention_bias.weight"),
                                                        config.max_pieces) if mpnet else None)
         layers = []
         for k in range(config.num_hidden_layers):
             names = layer_names(config.model_type, k)
-            w = {part: p[name + ".weight"] for part, name in names.items()}
-            b = {part: p[name + ".bias"] for part, name in names.items()}
+            w = {part: p(name + ".weight") for part, name in names.items()}
+            b = {part: p(name + ".bias") for part, name in names.items()}
             layers.append(EncoderLayer(
                 qkv_w=np.ascontiguousarray(np.concatenate([w["query"], w["key"], w["value"]]).T),
                 qkv_b=np.concatenate([b["query"], b["key"], b["value"]]),

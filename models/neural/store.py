@@ -62,6 +62,27 @@ def quantise_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
+class _Dequantised(Mapping):
+    """The stored arrays with each int8 matrix dequantised (float32 rows times their scale) when read, not
+    kept: the encoder converts them one at a time, so the float32 copies of a large encoder (MPNet: 440 MB)
+    are never all alive at once."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self._arrays = arrays
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        value = self._arrays[name]
+        if value.dtype != np.int8:
+            return value
+        return value.astype(np.float32) * self._arrays[name + SCALE_SUFFIX].astype(np.float32)[:, None]
+
+    def __iter__(self):
+        return iter(self._arrays)
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+
 def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
                       params: Mapping[str, np.ndarray], head_weight: np.ndarray, head_bias: float,
                       tokenizer: str | os.PathLike[str], meta: Mapping[str, Any] | None = None,
@@ -159,17 +180,13 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     config = EncoderConfig.from_dict(spec["encoder"])
     weights_path = directory / "weights.npz"
     arrays = read_npz(weights_path)
-    params: dict[str, np.ndarray] = {}
     for name in config.parameter_shapes():
         if name not in arrays:
             raise ModelError(f"{weights_path}: missing {name}")
-        value = arrays[name]
-        if value.dtype == np.int8:
-            scale = arrays.get(name + SCALE_SUFFIX)
-            if scale is None or value.ndim != 2 or scale.shape != (value.shape[0],):
-                raise ModelError(f"{weights_path}: {name} is int8 without a matching row scale")
-            value = value.astype(np.float32) * scale.astype(np.float32)[:, None]
-        params[name] = value
+        value, scale = arrays[name], arrays.get(name + SCALE_SUFFIX)
+        if value.dtype == np.int8 and (scale is None or value.ndim != 2 or scale.shape != (value.shape[0],)):
+            raise ModelError(f"{weights_path}: {name} is int8 without a matching row scale")
+    params = _Dequantised(arrays)
     head_w, head_b = arrays.get("head.weight"), arrays.get("head.bias")
     if head_w is None or head_b is None or head_w.shape != (config.hidden_size,) or head_b.size != 1:
         raise ModelError(f"{weights_path}: missing or malformed head.weight / head.bias")
