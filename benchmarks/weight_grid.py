@@ -54,8 +54,10 @@ MAX_TOKENS = 80
 
 
 def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
-            neural_dir: Path | None = None, chain_dir: Path | None = None) -> list[tuple[str, list]]:
-    """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists)."""
+            neural_dir: Path | None = None, chain_dir: Path | None = None,
+            backends: tuple[str | None, str | None] = (None, None)) -> list[tuple[str, list]]:
+    """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists);
+    ``backends``: the encoder backends of the neural and chain scorers (None: the loader's default)."""
     bigram = load_model(model_dir)
     dependency = load_dependency_model(model_dir / "dependency")
     lm = load_lm(model_dir / "lm.binary")
@@ -64,8 +66,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
         from dualdecomp.models.transducer.model import load_t3
 
         transducer = load_t3(t3_dir)
-    neural = load_neural_model(neural_dir) if neural_dir is not None else None
-    chain = load_neural_model(chain_dir) if chain_dir is not None else None
+    neural = load_neural_model(neural_dir, backends[0]) if neural_dir is not None else None
+    chain = load_neural_model(chain_dir, backends[1]) if chain_dir is not None else None
     out = []
     for name in DEV:
         items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions][:limit]
@@ -127,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--neural-model", default=None, help="neural scorer directory (for neural weights)")
     p.add_argument("--chain-model", default=None, help="a second neural scorer, e.g. one with a pair head "
                    "(for chain weights)")
+    for which in ("neural", "chain"):
+        p.add_argument(f"--{which}-backend", default=None, choices=("onnxruntime", "onnx-int8", "numpy"),
+                       help=f"the {which} scorer's encoder backend (default: the loader's, float32), as a "
+                       "configuration's \"options\" give it (the default runs its MPNet scorer in onnx-int8)")
     p.add_argument("--grid", default=None, help="JSON list of weight objects (overrides the product grid)")
     for kind in KINDS:
         p.add_argument(f"--{kind}", type=float, nargs="+", default=[1.0] if kind == "bigram" else [0.0])
@@ -146,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit,
                    Path(args.neural_model) if args.neural_model else None,
-                   Path(args.chain_model) if args.chain_model else None)
+                   Path(args.chain_model) if args.chain_model else None,
+                   (args.neural_backend, args.chain_backend))
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
     print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")
