@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
-from dualdecomp.core.model_files import read_npz
+from dualdecomp.core.model_files import read_npz, write_manifest
 from dualdecomp.data.locations import default_model_dir
 from dualdecomp.models.neural.encoder import (
     Encoder,
@@ -365,3 +365,35 @@ def test_a_non_finite_or_misshapen_parameter_is_a_model_error() -> None:
         Encoder(config, {**params, name: params[name][:, :-1]})
     with pytest.raises(ModelError, match=f"missing {name}"):
         Encoder(config, {k: v for k, v in params.items() if k != name})
+
+
+def test_a_large_scorer_is_split_over_weight_files(tmp_path, monkeypatch) -> None:
+    """Above SHARD_BYTES the arrays go to weights.npz, weights-2.npz, ...; loading joins them (same
+    scores, every file checked), a smaller re-save removes the files it no longer needs, and a name in
+    two files is refused."""
+    import dualdecomp.models.neural.store as store
+
+    write_tiny_scorer(tmp_path / "one", seed=4, quantise=True, pair_rank=3, model_type="mpnet")
+    monkeypatch.setattr(store, "SHARD_BYTES", 600)
+    write_tiny_scorer(tmp_path / "many", seed=4, quantise=True, pair_rank=3, model_type="mpnet")
+    files = store.weight_files(tmp_path / "many")
+    assert len(files) > 3 and [f.name for f in files[:2]] == ["weights.npz", "weights-2.npz"]
+    assert {"head.weight", "head.bias"} <= set(read_npz(files[0]))
+    one, many = (load_neural_model(tmp_path / d, backend="numpy") for d in ("one", "many"))
+    assert np.array_equal(one.keep_logits(SENTENCE), many.keep_logits(SENTENCE))
+    assert np.array_equal(one.bigram_potentials(SENTENCE), many.bigram_potentials(SENTENCE))
+    last = files[-1].read_bytes()
+    files[-1].write_bytes(last[:-8])  # a damaged later file fails its checksum like weights.npz
+    with pytest.raises(ModelError):
+        load_neural_model(tmp_path / "many", backend="numpy")
+    files[-1].write_bytes(last)
+    duplicate = read_npz(files[1])
+    np.savez(files[2], **duplicate)
+    write_manifest(tmp_path / "many")
+    with pytest.raises(ModelError, match="also in an earlier weights file"):
+        load_neural_model(tmp_path / "many", backend="numpy")
+    monkeypatch.setattr(store, "SHARD_BYTES", 1 << 30)
+    write_tiny_scorer(tmp_path / "many", seed=4, quantise=True, pair_rank=3, model_type="mpnet")
+    assert store.weight_files(tmp_path / "many") == [tmp_path / "many" / "weights.npz"]
+    assert np.array_equal(load_neural_model(tmp_path / "many", backend="numpy").keep_logits(SENTENCE),
+                          one.keep_logits(SENTENCE))

@@ -91,7 +91,7 @@ JSON_FILE = FileLimit("JSON model file", 32 * _MIB)
 
 ARRAY_FILE = FileLimit("array or grammar file", MAX_DECOMPRESSED_BYTES)
 """``.npz`` weights and T3 grammars, as stored (compressed or not; their decompressed size has the same
-cap): the largest shipped is 97.1 MB (``neural_mpnet/weights.npz``)."""
+cap): the largest shipped is 22.3 MB (``neural_mpnet/weights.npz``, the first of the MPNet scorer's six)."""
 
 LM_FILE = FileLimit("KenLM file", 64 * 1024 * _MIB)
 """KenLM language models (binary or ARPA), 64 GiB: the largest shipped is 22.4 MB (the word-order

@@ -1,7 +1,8 @@
 """Saving and loading neural scorers: ``model.json``, ``weights.npz`` and ``tokenizer.json`` (never pickle).
 
-``weights.npz`` holds every encoder parameter under its Hugging Face name and the head (``head.weight``
-(hidden,), ``head.bias`` ()) and, when the scorer has one, the pair head (``pair.*``, float32,
+``weights.npz`` (with ``weights-2.npz``, ... for a large encoder: :data:`SHARD_BYTES`) holds every
+encoder parameter under its Hugging Face name and the head (``head.weight`` (hidden,), ``head.bias`` ())
+and, when the scorer has one, the pair head (``pair.*``, float32,
 :mod:`~dualdecomp.models.neural.pair_head`). With ``quantise=True`` each encoder matrix is stored as int8
 rows with one float32 scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127),
 which divides the file by four; vectors and MPNet's relative-position bias (:data:`FLOAT32_MATRICES`) stay
@@ -83,6 +84,53 @@ class _Dequantised(Mapping):
         return len(self._arrays)
 
 
+SHARD_BYTES = 24 * 1024 * 1024
+"""The most array bytes one weights file holds: a large encoder (MPNet: 97 MB) is split over
+``weights.npz``, ``weights-2.npz``, ... so that no file of the repository is large."""
+
+
+def _shard_name(k: int) -> str:
+    return "weights.npz" if k == 0 else f"weights-{k + 1}.npz"
+
+
+def weight_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """A scorer's weight files in order: ``weights.npz``, then ``weights-2.npz``, ``weights-3.npz``, ...
+    while they exist."""
+    out, k = [], 0
+    while (Path(directory) / _shard_name(k)).is_file():
+        out.append(Path(directory) / _shard_name(k))
+        k += 1
+    return out
+
+
+def _shards(arrays: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """The arrays in order, cut into groups of at most :data:`SHARD_BYTES` (an array larger than that
+    alone); the heads first, so ``weights.npz`` always holds them, then the arrays under 1 MiB."""
+    names = sorted(arrays, key=lambda name: (not name.startswith(("head.", "pair.")),  # stable sort
+                                             arrays[name].nbytes >= 1 << 20))
+    shards: list[dict[str, np.ndarray]] = [{}]
+    size = 0
+    for name in names:
+        if shards[-1] and size + arrays[name].nbytes > SHARD_BYTES:
+            shards.append({})
+            size = 0
+        shards[-1][name] = arrays[name]
+        size += arrays[name].nbytes
+    return shards
+
+
+def _read_weights(directory: Path) -> tuple[dict[str, np.ndarray], list[Path]]:
+    """Every array of the scorer's weight files (:func:`weight_files`), and those files."""
+    paths = weight_files(directory) or [directory / "weights.npz"]  # missing: read_npz says so
+    arrays: dict[str, np.ndarray] = {}
+    for path in paths:
+        for name, value in read_npz(path).items():
+            if name in arrays:
+                raise ModelError(f"{path}: {name} is also in an earlier weights file")
+            arrays[name] = value
+    return arrays, paths
+
+
 def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
                       params: Mapping[str, np.ndarray], head_weight: np.ndarray, head_bias: float,
                       tokenizer: str | os.PathLike[str], meta: Mapping[str, Any] | None = None,
@@ -126,7 +174,11 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     arrays["head.bias"] = np.asarray(head_bias, dtype=np.float32).reshape(())
     if pair is not None:
         arrays.update(pair.to_arrays())
-    atomic_write_bytes(out / "weights.npz", lambda fh: np.savez_compressed(fh, **arrays))
+    shards = _shards(arrays)
+    for k, shard in enumerate(shards):
+        atomic_write_bytes(out / _shard_name(k), lambda fh, shard=shard: np.savez_compressed(fh, **shard))
+    for stale in weight_files(out)[len(shards):]:  # from an earlier, larger save into the same directory
+        stale.unlink()
     tok_bytes = Path(tokenizer).read_bytes()
     atomic_write_bytes(out / "tokenizer.json", lambda fh: fh.write(tok_bytes))
     spec = {"format": FORMAT, "version": VERSION, "kind": "neural", "encoder": config.to_dict(),
@@ -178,8 +230,8 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     if not isinstance(spec.get("encoder"), dict):
         raise ModelError(f"{directory / 'model.json'}: 'encoder' must be an object")
     config = EncoderConfig.from_dict(spec["encoder"])
-    weights_path = directory / "weights.npz"
-    arrays = read_npz(weights_path)
+    arrays, paths = _read_weights(directory)
+    weights_path = paths[0]
     for name in config.parameter_shapes():
         if name not in arrays:
             raise ModelError(f"{weights_path}: missing {name}")
@@ -198,7 +250,7 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
                          f"{config.vocab_size}")
     pair = PairHead.from_arrays(arrays, config.hidden_size, str(weights_path))
-    verify_files(directory / "model.json", weights_path, directory / "tokenizer.json")
+    verify_files(directory / "model.json", *paths, directory / "tokenizer.json")
     scorer = NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
                           meta=spec.get("meta", {}), pair=pair)
     del arrays, params, encoder

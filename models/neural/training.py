@@ -62,7 +62,7 @@ from dualdecomp.models.neural.encoder import EncoderConfig
 from dualdecomp.models.neural.examples import Example, read_examples, sample_examples
 from dualdecomp.models.neural.pair_head import GAP_BUCKETS, PairHead, bigram_potentials, gap_bucket
 from dualdecomp.models.neural.pieces import Pieces, specials_for
-from dualdecomp.models.neural.store import save_neural_model
+from dualdecomp.models.neural.store import save_neural_model, weight_files
 from dualdecomp.models.neural.training_settings import (
     PieceOptions,
     TrainingSettings,
@@ -305,7 +305,8 @@ def _restore(model: _Scorer, optim: torch.optim.AdamW, sched: torch.optim.lr_sch
 
 def _finished_model(out: Path, expected: dict, log) -> dict | None:
     """The training record of a complete model in ``out`` trained with this fingerprint, else None."""
-    files = [out / name for name in ("model.json", "weights.npz", "tokenizer.json", "curve.json")]
+    files = [out / "model.json", *(weight_files(out) or [out / "weights.npz"]), out / "tokenizer.json",
+             out / "curve.json"]
     if not all(f.is_file() for f in files):
         return None
     try:
