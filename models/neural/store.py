@@ -94,12 +94,11 @@ def _shard_name(k: int) -> str:
 
 
 def weight_files(directory: str | os.PathLike[str]) -> list[Path]:
-    """A scorer's weight files in order: ``weights.npz``, then ``weights-2.npz``, ``weights-3.npz``, ...
-    while they exist."""
-    out, k = [], 0
-    while (Path(directory) / _shard_name(k)).is_file():
-        out.append(Path(directory) / _shard_name(k))
-        k += 1
+    """A scorer's weight files in order: ``weights.npz`` (listed even when missing, so that whoever reads or
+    checks the list reports it), then ``weights-2.npz``, ``weights-3.npz``, ... while they exist."""
+    out = [Path(directory) / _shard_name(0)]
+    while (Path(directory) / _shard_name(len(out))).is_file():
+        out.append(Path(directory) / _shard_name(len(out)))
     return out
 
 
@@ -121,7 +120,7 @@ def _shards(arrays: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
 
 def _read_weights(directory: Path) -> tuple[dict[str, np.ndarray], list[Path]]:
     """Every array of the scorer's weight files (:func:`weight_files`), and those files."""
-    paths = weight_files(directory) or [directory / "weights.npz"]  # missing: read_npz says so
+    paths = weight_files(directory)
     arrays: dict[str, np.ndarray] = {}
     for path in paths:
         for name, value in read_npz(path).items():

@@ -305,8 +305,7 @@ def _restore(model: _Scorer, optim: torch.optim.AdamW, sched: torch.optim.lr_sch
 
 def _finished_model(out: Path, expected: dict, log) -> dict | None:
     """The training record of a complete model in ``out`` trained with this fingerprint, else None."""
-    files = [out / "model.json", *(weight_files(out) or [out / "weights.npz"]), out / "tokenizer.json",
-             out / "curve.json"]
+    files = [out / "model.json", *weight_files(out), out / "tokenizer.json", out / "curve.json"]
     if not all(f.is_file() for f in files):
         return None
     try:
