@@ -34,6 +34,20 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
     assert all(r["sentences"] == 2 and r["median_ms"] > 0 and r["certified"] == 1.0 for r in rows)
 
 
+
+def test_load_cost_measures_each_configuration_in_a_fresh_process(tmp_path):
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "load_cost.py"
+    out = subprocess.run([sys.executable, str(script), "--limit", "2", "--configs", "mcdonald", "neural"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["config"] for r in rows] == ["mcdonald", "neural"] and all(r["sentences"] == 2 for r in rows)
+    assert all(0 < r["rss_before_mb"] <= r["peak_mb"] and r["rss_after_mb"] <= r["peak_mb"] for r in rows)
+    assert rows[1]["peak_mb"] > rows[0]["peak_mb"]  # the MiniLM encoder is loaded on top of the same start
+    bad = subprocess.run([sys.executable, str(script), "--limit", "2", "--configs", "no-such-config"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert bad.returncode != 0 and "no-such-config failed" in bad.stderr
+
 def complete_sentences(tmp_path: Path) -> Path:
     """The two complete sentences of the word-ordering fixture, as a CoNLL-U file."""
     root = Path(__file__).resolve().parents[1]

@@ -11,11 +11,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import read_npz, write_manifest
-from dualdecomp.models.neural.encoder import Encoder, EncoderLayer, gelu
+from dualdecomp.models.neural import store
+from dualdecomp.models.neural.encoder import (
+    Encoder,
+    EncoderLayer,
+    Int8Matrix,
+    encoder_parts,
+    gelu,
+    layer_names,
+)
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, encoder_graph, onnx_available, quantise_columns
 from dualdecomp.models.neural.store import load_neural_model, quantise_rows
-from tests.neural_tiny import write_tiny_scorer
+from tests.neural_tiny import tiny_config, tiny_params, write_tiny_scorer
 
 pytestmark = pytest.mark.skipif(not onnx_available(), reason="onnx/onnxruntime not installed")
 
@@ -182,3 +191,42 @@ def test_backend_onnx_int8_scores_within_the_bound(tiny, monkeypatch) -> None:
     assert load_neural_model(d).encoder.int8
     monkeypatch.delenv("DUALDECOMP_ENCODER")
     assert not load_neural_model(d).encoder.int8  # never the default
+
+
+def test_the_int8_backend_takes_the_stored_rows_without_float32_matrices(tiny, monkeypatch) -> None:
+    """Loaded with the int8 backend, the graph gets the stored int8 rows and scales as they are: the very
+    initializers (hence bitwise the very states) of quantising the float32 encoder's matrices again, and
+    the loader never asks for a float32 copy of a block matrix."""
+    d, config, _ = tiny
+    numpy_encoder = load_neural_model(d, backend="numpy").encoder
+    via_float = OnnxEncoder(numpy_encoder, threads=1, int8=True)
+    asked: list[str] = []
+    read = store._Dequantised.__getitem__
+    monkeypatch.setattr(store._Dequantised, "__getitem__",
+                        lambda self, name: asked.append(name) or read(self, name))
+    direct = load_neural_model(d, backend="onnx-int8").encoder
+    blocks = {name + ".weight" for k in range(config.num_hidden_layers)
+              for part, name in layer_names(config.model_type, k).items() if not part.startswith("norm")}
+    assert asked and "embeddings.word_embeddings.weight" in asked and not blocks & set(asked)
+    assert direct._weights.keys() == via_float._weights.keys()
+    assert all(np.array_equal(direct._weights[k], via_float._weights[k]) for k in direct._weights)
+    for ids in _sequences(numpy_encoder, 10):
+        assert np.array_equal(direct(ids), via_float(ids))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda q, s: (q, np.where(np.arange(s.size) == 2, np.nan, s).astype(np.float32)), "finite and positive"),
+    (lambda q, s: (q, -s), "finite and positive"),
+    (lambda q, s: (q.astype(np.int16), s), "not int8"),
+    (lambda q, s: (q[:, :-1], s), "not int8"),
+    (lambda q, s: (q, s[:-1]), "not int8"),
+])
+def test_bad_int8_rows_are_a_model_error(change, message) -> None:
+    config = tiny_config(40)
+    params = tiny_params(config, seed=3)
+    name = layer_names(config.model_type, 1)["ff_in"] + ".weight"
+    parts = encoder_parts(config, params, quantised={name: quantise_rows(params[name])})
+    assert isinstance(parts.layers[1].ff_in_w, Int8Matrix)
+    assert not isinstance(parts.layers[0].ff_in_w, Int8Matrix)
+    with pytest.raises(ModelError, match=f"{name} .*{message}"):
+        encoder_parts(config, params, quantised={name: change(*quantise_rows(params[name]))})

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,9 @@ from numba import vectorize
 
 from dualdecomp.core.errors import ModelError
 
-__all__ = ["MODEL_TYPES", "Encoder", "EncoderConfig", "EncoderLayer", "checked_ids", "gelu",
-           "layer_names", "relative_attention_bias", "relative_position_bucket"]
+__all__ = ["MODEL_TYPES", "Encoder", "EncoderConfig", "EncoderLayer", "EncoderParts", "Int8Matrix",
+           "checked_ids", "encoder_parts", "gelu", "layer_names", "relative_attention_bias",
+           "relative_position_bucket"]
 
 MODEL_TYPES = ("bert", "mpnet")
 """The architectures the encoder runs (Hugging Face ``model_type``)."""
@@ -271,34 +272,46 @@ def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) 
 
 
 @dataclass(frozen=True)
+class Int8Matrix:
+    """A matrix of ``x @ W`` kept as int8 columns with one float32 scale per column (``W ≈ values *
+    scale``): a stored model's int8 rows (:mod:`~dualdecomp.models.neural.store`), transposed, read by the
+    int8 ONNX graph as they are. The numpy forward pass cannot run it (:meth:`dequantised` can)."""
+
+    values: np.ndarray  # int8 (in, out)
+    scale: np.ndarray  # float32 (out,)
+
+    def dequantised(self) -> np.ndarray:
+        """The float32 matrix ``values * scale``."""
+        return self.values.astype(np.float32) * self.scale[None, :]
+
+
+@dataclass(frozen=True)
 class EncoderLayer:
     """One transformer block's parameters, laid out for ``x @ W`` (the fused query/key/value matrix
-    ``qkv_w`` is (h, 3h), queries first)."""
+    ``qkv_w`` is (h, 3h), queries first). A matrix is float32, or an :class:`Int8Matrix` in the parts read
+    for the int8 graph (:func:`encoder_parts` with ``quantised``)."""
 
-    qkv_w: np.ndarray  # (h, 3h): x @ qkv_w
+    qkv_w: np.ndarray | Int8Matrix  # (h, 3h): x @ qkv_w
     qkv_b: np.ndarray
-    out_w: np.ndarray  # (h, h)
+    out_w: np.ndarray | Int8Matrix  # (h, h)
     out_b: np.ndarray
     norm1: tuple[np.ndarray, np.ndarray]
-    ff_in_w: np.ndarray  # (h, i)
+    ff_in_w: np.ndarray | Int8Matrix  # (h, i)
     ff_in_b: np.ndarray
-    ff_out_w: np.ndarray  # (i, h)
+    ff_out_w: np.ndarray | Int8Matrix  # (i, h)
     ff_out_b: np.ndarray
     norm2: tuple[np.ndarray, np.ndarray]
 
 
-class Encoder:
-    """The encoder's forward pass over a dict of float parameters (Hugging Face names).
-
-    Parameters
-    ----------
-    config : EncoderConfig
-        The sizes.
-    params : mapping of str to numpy.ndarray
-        Every parameter of :meth:`EncoderConfig.parameter_shapes` (others, such as a pooler, are ignored).
+@dataclass(eq=False)
+class EncoderParts:
+    """The parameters the forward pass reads, laid out for it (:func:`encoder_parts`; compared by
+    identity).
 
     Attributes
     ----------
+    config : EncoderConfig
+        The sizes.
     word_table : numpy.ndarray
         float32 (vocab, h) embeddings.
     position_table : numpy.ndarray
@@ -308,12 +321,115 @@ class Encoder:
         float32 (h,): the embedding of segment 0 (every input is one segment); None for MPNet.
     embed_norm : tuple of numpy.ndarray
         The embedding layer norm's gamma and beta.
-    layers : tuple of EncoderLayer
-        The transformer blocks (read by :mod:`~dualdecomp.models.neural.onnx_encoder` too).
     attention_bias : numpy.ndarray or None
         float32 (heads, max_pieces, max_pieces): MPNet's relative-position bias of the longest input
         (:func:`relative_attention_bias`), whose top-left (heads, T, T) corner every layer of a T-piece
         input adds to its scaled scores; None for BERT.
+    layers : tuple of EncoderLayer
+        The transformer blocks (read by :mod:`~dualdecomp.models.neural.onnx_encoder` too).
+    """
+
+    config: EncoderConfig
+    word_table: np.ndarray
+    position_table: np.ndarray
+    segment0: np.ndarray | None
+    embed_norm: tuple[np.ndarray, np.ndarray]
+    attention_bias: np.ndarray | None
+    layers: tuple[EncoderLayer, ...]
+
+
+def encoder_parts(config: EncoderConfig, params: Mapping[str, np.ndarray],
+                  quantised: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None) -> EncoderParts:
+    """Read, check and lay out an encoder's parameters.
+
+    Each parameter is read, converted to float32 and checked when it is used, so a mapping that
+    dequantises on access (the stored model's) never has every float32 matrix alive at once beside the
+    transposed copies.
+
+    Parameters
+    ----------
+    config : EncoderConfig
+        The sizes.
+    params : mapping of str to numpy.ndarray
+        Every parameter of :meth:`EncoderConfig.parameter_shapes` (others, such as a pooler, are ignored).
+    quantised : mapping of str to (numpy.ndarray, numpy.ndarray), optional
+        For the int8 graph: a block matrix's int8 rows (out, in) and their float32 scales (out,), by
+        Hugging Face name. A fused matrix all of whose parts are here becomes an :class:`Int8Matrix` of
+        these very numbers, and ``params`` is not read for those parts (no float32 copy is made).
+
+    Raises
+    ------
+    ModelError
+        A parameter missing, of the wrong shape, or not finite (a scale: not finite or not positive).
+    """
+    shapes = config.parameter_shapes()
+    quantised = quantised or {}
+    missing = next((name for name in shapes if name not in params and name not in quantised), None)
+    if missing is not None:
+        raise ModelError(f"encoder weights: missing {missing}")
+
+    def p(name: str) -> np.ndarray:
+        arr = np.asarray(params[name], dtype=np.float32)
+        if arr.shape != shapes[name]:
+            raise ModelError(f"encoder weights: {name} has shape {arr.shape}, expected {shapes[name]}")
+        if not np.isfinite(arr).all():
+            raise ModelError(f"encoder weights: {name} has non-finite values")
+        return arr
+
+    def int8_rows(name: str) -> tuple[np.ndarray, np.ndarray]:
+        values, scale = quantised[name]
+        if values.dtype != np.int8 or values.shape != shapes[name] or scale.shape != (values.shape[0],):
+            raise ModelError(f"encoder weights: {name} is not int8 {shapes[name]} with a scale per row")
+        scale = np.asarray(scale, dtype=np.float32)
+        if not (np.isfinite(scale).all() and (scale > 0).all()):
+            raise ModelError(f"encoder weights: {name} has scales that are not finite and positive")
+        return values, scale
+
+    def matrix(names: list[str]) -> np.ndarray | Int8Matrix:
+        """The ``x @ W`` matrix of these parts' (out, in) matrices stacked: their transpose."""
+        if all(name in quantised for name in names):
+            rows = [int8_rows(name) for name in names]
+            return Int8Matrix(np.ascontiguousarray(np.concatenate([v for v, _ in rows]).T),
+                              np.concatenate([s for _, s in rows]))
+        return np.ascontiguousarray(np.concatenate([p(name) for name in names]).T)
+
+    mpnet = config.model_type == "mpnet"
+    first_position = config.pad_token_id + 1 if mpnet else 0
+    layers = []
+    for k in range(config.num_hidden_layers):
+        names = layer_names(config.model_type, k)
+        w = {part: names[part] + ".weight" for part in names}
+        b = {part: p(name + ".bias") for part, name in names.items()}
+        layers.append(EncoderLayer(
+            qkv_w=matrix([w["query"], w["key"], w["value"]]),
+            qkv_b=np.concatenate([b["query"], b["key"], b["value"]]),
+            out_w=matrix([w["out"]]), out_b=b["out"], norm1=(p(w["norm1"]), b["norm1"]),
+            ff_in_w=matrix([w["ff_in"]]), ff_in_b=b["ff_in"],
+            ff_out_w=matrix([w["ff_out"]]), ff_out_b=b["ff_out"],
+            norm2=(p(w["norm2"]), b["norm2"]),
+        ))
+    return EncoderParts(
+        config=config,
+        word_table=p("embeddings.word_embeddings.weight"),
+        position_table=p("embeddings.position_embeddings.weight")[first_position:],
+        segment0=None if mpnet else p("embeddings.token_type_embeddings.weight")[0],
+        embed_norm=(p("embeddings.LayerNorm.weight"), p("embeddings.LayerNorm.bias")),
+        attention_bias=(relative_attention_bias(p("encoder.relative_attention_bias.weight"),
+                                                config.max_pieces) if mpnet else None),
+        layers=tuple(layers),
+    )
+
+
+class Encoder(EncoderParts):
+    """The encoder's forward pass over a dict of float parameters (Hugging Face names): the
+    :class:`EncoderParts` of :func:`encoder_parts`, all float32, and a numpy forward pass.
+
+    Parameters
+    ----------
+    config : EncoderConfig
+        The sizes.
+    params : mapping of str to numpy.ndarray
+        Every parameter of :meth:`EncoderConfig.parameter_shapes` (others, such as a pooler, are ignored).
 
     Raises
     ------
@@ -322,44 +438,8 @@ class Encoder:
     """
 
     def __init__(self, config: EncoderConfig, params: Mapping[str, np.ndarray]) -> None:
-        self.config = config
-        shapes = config.parameter_shapes()
-        missing = next((name for name in shapes if name not in params), None)
-        if missing is not None:
-            raise ModelError(f"encoder weights: missing {missing}")
-
-        def p(name: str) -> np.ndarray:
-            # read, converted and checked when used: a mapping that dequantises on access (the stored
-            # model's) never has every float32 matrix alive at once beside the transposed copies below
-            arr = np.asarray(params[name], dtype=np.float32)
-            if arr.shape != shapes[name]:
-                raise ModelError(f"encoder weights: {name} has shape {arr.shape}, expected {shapes[name]}")
-            if not np.isfinite(arr).all():
-                raise ModelError(f"encoder weights: {name} has non-finite values")
-            return arr
-
-        mpnet = config.model_type == "mpnet"
-        self.word_table = p("embeddings.word_embeddings.weight")
-        first_position = config.pad_token_id + 1 if mpnet else 0
-        self.position_table = p("embeddings.position_embeddings.weight")[first_position:]
-        self.segment0 = None if mpnet else p("embeddings.token_type_embeddings.weight")[0]
-        self.embed_norm = (p("embeddings.LayerNorm.weight"), p("embeddings.LayerNorm.bias"))
-        self.attention_bias = (relative_attention_bias(p("encoder.relative_attention_bias.weight"),
-                                                       config.max_pieces) if mpnet else None)
-        layers = []
-        for k in range(config.num_hidden_layers):
-            names = layer_names(config.model_type, k)
-            w = {part: p(name + ".weight") for part, name in names.items()}
-            b = {part: p(name + ".bias") for part, name in names.items()}
-            layers.append(EncoderLayer(
-                qkv_w=np.ascontiguousarray(np.concatenate([w["query"], w["key"], w["value"]]).T),
-                qkv_b=np.concatenate([b["query"], b["key"], b["value"]]),
-                out_w=np.ascontiguousarray(w["out"].T), out_b=b["out"], norm1=(w["norm1"], b["norm1"]),
-                ff_in_w=np.ascontiguousarray(w["ff_in"].T), ff_in_b=b["ff_in"],
-                ff_out_w=np.ascontiguousarray(w["ff_out"].T), ff_out_b=b["ff_out"],
-                norm2=(w["norm2"], b["norm2"]),
-            ))
-        self.layers = tuple(layers)
+        parts = encoder_parts(config, params)
+        super().__init__(**{field.name: getattr(parts, field.name) for field in fields(EncoderParts)})
 
     def __call__(self, ids: np.ndarray) -> np.ndarray:
         """The last layer's hidden states of one sequence of word-piece ids.

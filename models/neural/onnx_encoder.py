@@ -17,8 +17,10 @@ With ``int8=True`` the graph's six matrix products per layer are onnxruntime's `
 (com.microsoft): the weights as int8 with one float32 scale per output column, the activations
 quantised to uint8 per tensor at run time, int32 accumulation (VNNI/AMX kernels where the CPU has them).
 The weight side is the stored model itself: ``weights.npz`` keeps each matrix as int8 rows with a scale per
-row (:func:`~dualdecomp.models.neural.store.quantise_rows`), a row being an output column here, and
-:func:`quantise_columns` of the dequantised matrix gives those very rows and scales back. The activation
+row (:func:`~dualdecomp.models.neural.store.quantise_rows`), a row being an output column here. The loader
+hands those rows to the graph as they are (:class:`~dualdecomp.models.neural.encoder.Int8Matrix`, no
+float32 copy of the matrices is made); :func:`quantise_columns` of the dequantised matrix, the path of a
+float32 encoder, gives the very same rows and scales. The activation
 side moves the scores (docs/components/neural.md has the measurements); the graph is float32 by default.
 """
 
@@ -29,7 +31,7 @@ import os
 
 import numpy as np
 
-from dualdecomp.models.neural.encoder import Encoder, EncoderConfig, checked_ids
+from dualdecomp.models.neural.encoder import EncoderConfig, EncoderParts, Int8Matrix, checked_ids
 
 __all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns"]
 
@@ -73,16 +75,20 @@ def default_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 0
 
 
-def encoder_graph(encoder: Encoder, int8: bool = False) -> tuple[bytes, dict[str, np.ndarray]]:
+def encoder_graph(encoder: EncoderParts, int8: bool = False) -> tuple[bytes, dict[str, np.ndarray]]:
     """The encoder's forward pass as a serialised ONNX model whose weights stay outside it.
 
     Parameters
     ----------
-    encoder : Encoder
-        The numpy encoder whose (float32) parameters become the graph's initializers.
+    encoder : EncoderParts
+        The encoder's parameters (a numpy :class:`~dualdecomp.models.neural.encoder.Encoder`, or parts
+        whose block matrices are :class:`~dualdecomp.models.neural.encoder.Int8Matrix`), which become the
+        graph's initializers.
     int8 : bool
-        Write each dense layer as ``DynamicQuantizeMatMul`` over :func:`quantise_columns` of its matrix
-        (int8 weights, activations quantised at run time) instead of a float32 ``MatMul``.
+        Write each dense layer as ``DynamicQuantizeMatMul`` over its int8 columns and scales (an
+        :class:`~dualdecomp.models.neural.encoder.Int8Matrix` as it is, a float32 matrix through
+        :func:`quantise_columns`: the same numbers for a matrix dequantised from stored rows) instead of
+        a float32 ``MatMul`` (of an ``Int8Matrix`` dequantised).
 
     Returns
     -------
@@ -122,13 +128,14 @@ def encoder_graph(encoder: Encoder, int8: bool = False) -> tuple[bytes, dict[str
         nodes.append(helper.make_node(op, inputs, [output], name=output, **attrs))
         return output
 
-    def linear(x: str, w: np.ndarray, b: np.ndarray, name: str) -> str:
+    def linear(x: str, w: np.ndarray | Int8Matrix, b: np.ndarray, name: str) -> str:
         if int8:  # bias fused into the op; no zero point (symmetric weights)
-            q, scale = quantise_columns(w)
+            q, scale = (w.values, w.scale) if isinstance(w, Int8Matrix) else quantise_columns(w)
             return node("DynamicQuantizeMatMul",
                         [x, const(name + ".wq", q), const(name + ".ws", scale), "", const(name + ".b", b)],
                         name, domain=MS_DOMAIN)
-        product = node("MatMul", [x, const(name + ".w", w)], name + ".mm")
+        matrix = w.dequantised() if isinstance(w, Int8Matrix) else w
+        product = node("MatMul", [x, const(name + ".w", matrix)], name + ".mm")
         return node("Add", [product, const(name + ".b", b)], name)
 
     def layer_norm(x: str, norm: tuple[np.ndarray, np.ndarray], name: str) -> str:
@@ -210,8 +217,9 @@ class OnnxEncoder:
 
     Parameters
     ----------
-    encoder : Encoder
-        The numpy encoder (its parameters and sizes).
+    encoder : EncoderParts
+        The encoder's parameters and sizes (a numpy :class:`~dualdecomp.models.neural.encoder.Encoder`,
+        or parts read for the int8 graph: :func:`~dualdecomp.models.neural.encoder.encoder_parts`).
     threads : int, optional
         onnxruntime intra-op threads. By default ``OMP_NUM_THREADS`` when it is set to a positive integer
         (as Dask sets it to 1 in its worker processes, so ``--workers N`` does not oversubscribe the
@@ -226,7 +234,7 @@ class OnnxEncoder:
         ``options.intra_op_num_threads``.
     """
 
-    def __init__(self, encoder: Encoder, threads: int | None = None, int8: bool = False,
+    def __init__(self, encoder: EncoderParts, threads: int | None = None, int8: bool = False,
                  options=None) -> None:
         import onnxruntime as ort  # lazy: the numpy backend works without onnxruntime
 

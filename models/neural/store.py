@@ -6,7 +6,8 @@ and, when the scorer has one, the pair head (``pair.*``, float32,
 :mod:`~dualdecomp.models.neural.pair_head`). With ``quantise=True`` each encoder matrix is stored as int8
 rows with one float32 scale per row (``NAME`` int8 and ``NAME::scale``; symmetric, scale = max |row| / 127),
 which divides the file by four; vectors and MPNet's relative-position bias (:data:`FLOAT32_MATRICES`) stay
-float32. Loading dequantises to float32. ``model.json`` holds the format, the encoder sizes (and model
+float32. Loading dequantises to float32, except the transformer blocks' matrices for the int8 backend:
+its graph takes their int8 rows as they are. ``model.json`` holds the format, the encoder sizes (and model
 type), how words are normalised and the training record; ``MANIFEST.json`` the checksums.
 """
 
@@ -30,7 +31,7 @@ from dualdecomp.core.model_files import (
     write_json,
     write_manifest,
 )
-from dualdecomp.models.neural.encoder import Encoder, EncoderConfig
+from dualdecomp.models.neural.encoder import Encoder, EncoderConfig, encoder_parts
 from dualdecomp.models.neural.model import NeuralScorer
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, onnx_available
 from dualdecomp.models.neural.pair_head import PairHead
@@ -76,6 +77,9 @@ class _Dequantised(Mapping):
         if value.dtype != np.int8:
             return value
         return value.astype(np.float32) * self._arrays[name + SCALE_SUFFIX].astype(np.float32)[:, None]
+
+    def __contains__(self, name: object) -> bool:  # without dequantising (Mapping's would read the item)
+        return name in self._arrays
 
     def __iter__(self):
         return iter(self._arrays)
@@ -241,9 +245,16 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     head_w, head_b = arrays.get("head.weight"), arrays.get("head.bias")
     if head_w is None or head_b is None or head_w.shape != (config.hidden_size,) or head_b.size != 1:
         raise ModelError(f"{weights_path}: missing or malformed head.weight / head.bias")
-    encoder: Encoder | OnnxEncoder = Encoder(config, params)
-    if backend in ("onnxruntime", "onnx-int8") or (backend == "auto" and onnx_available()):
-        encoder = OnnxEncoder(encoder, int8=backend == "onnx-int8")
+    encoder: Encoder | OnnxEncoder
+    if backend == "onnx-int8":  # the stored int8 rows go to the graph as they are: no float32 matrices
+        quantised = {name: (value, arrays[name + SCALE_SUFFIX]) for name, value in arrays.items()
+                     if value.dtype == np.int8}
+        encoder = OnnxEncoder(encoder_parts(config, params, quantised=quantised), int8=True)
+        del quantised  # the graph holds transposed copies
+    else:
+        encoder = Encoder(config, params)
+        if backend == "onnxruntime" or (backend == "auto" and onnx_available()):
+            encoder = OnnxEncoder(encoder)
     pieces = Pieces(directory / "tokenizer.json", config.max_pieces, specials=specials_for(config.model_type))
     if pieces.vocab_size != config.vocab_size:
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
@@ -253,7 +264,7 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
     scorer = NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
                           meta=spec.get("meta", {}), pair=pair)
     del arrays, params, encoder
-    release_freed_memory()  # the dequantised and graph-building temporaries (MPNet: about 700 MB resident)
+    release_freed_memory()  # the dequantised and graph-building temporaries
     return scorer
 
 
