@@ -17,9 +17,10 @@ Usage (from the repository root)::
 
 Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for transducer weights > 0),
 ``--neural-model`` a neural scorer (for neural weights > 0), ``--chain-model`` a second one (weights of
-kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_chain``); with a neural
-weight, sentences beyond the fallback length use the neural component alone (as the neural
-configurations' fallback does).
+kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_chain``), ``--neural2-model``
+a third, a further token scorer beside the first (weights of kind ``neural2``: an ensemble of two token
+scorers, summed as potentials); with a neural weight, sentences beyond the fallback length use the
+neural component alone (as the neural configurations' fallback does).
 """
 
 from __future__ import annotations
@@ -48,16 +49,18 @@ from dualdecomp.models.neural.store import load_neural_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
-KINDS = ("bigram", "dependency", "lm", "transducer", "neural", "chain")
-KIND_OF = {"chain": "neural"}  # the component kind of a grid column named otherwise
+KINDS = ("bigram", "dependency", "lm", "transducer", "neural", "neural2", "chain")
+SCORERS = ("neural", "neural2", "chain")
+"""The grid columns whose potentials come from a neural scorer of their own (``--KIND-model``)."""
+KIND_OF = {"chain": "neural", "neural2": "neural"}  # the component kind of a grid column named otherwise
 MAX_TOKENS = 80
 
 
 def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
-            neural_dir: Path | None = None, chain_dir: Path | None = None,
-            backends: tuple[str | None, str | None] = (None, None)) -> list[tuple[str, list]]:
+            scorer_dirs: dict[str, tuple[Path, str | None]] | None = None) -> list[tuple[str, list]]:
     """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists);
-    ``backends``: the encoder backends of the neural and chain scorers (None: the loader's default)."""
+    ``scorer_dirs``: the neural scorers by grid column (:data:`SCORERS`), each with its encoder backend
+    (None: the loader's default)."""
     bigram = load_model(model_dir)
     dependency = load_dependency_model(model_dir / "dependency")
     lm = load_lm(model_dir / "lm.binary")
@@ -66,8 +69,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
         from dualdecomp.models.transducer.model import load_t3
 
         transducer = load_t3(t3_dir)
-    neural = load_neural_model(neural_dir, backends[0]) if neural_dir is not None else None
-    chain = load_neural_model(chain_dir, backends[1]) if chain_dir is not None else None
+    scorers = {kind: load_neural_model(path, backend)
+               for kind, (path, backend) in (scorer_dirs or {}).items()}
     out = []
     for name in DEV:
         items = [it for it in read_corpus(ROOT / "data" / "corpora" / name) if it.compressions][:limit]
@@ -76,11 +79,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
         for it, s in zip(items, sentences, strict=True):
             refs = [[t for t, k in zip(it.text, keep_vector(it.text, c), strict=True) if k]
                     for c in it.compressions]
-            parts = {"bigram": bigram.potentials(s)}
-            if neural is not None:
-                parts["neural"] = neural.potentials(s)
-            if chain is not None:
-                parts["chain"] = chain.potentials(s)
+            parts = {"bigram": bigram.potentials(s)} | {kind: scorer.potentials(s)
+                                                        for kind, scorer in scorers.items()}
             if s.n <= MAX_TOKENS:
                 parts["dependency"] = dependency.potentials(s)
                 parts["lm"] = lm.trigram_tensor(it.text)
@@ -129,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--neural-model", default=None, help="neural scorer directory (for neural weights)")
     p.add_argument("--chain-model", default=None, help="a second neural scorer, e.g. one with a pair head "
                    "(for chain weights)")
-    for which in ("neural", "chain"):
+    p.add_argument("--neural2-model", default=None, help="a further token scorer beside --neural-model, "
+                   "an ensemble member (for neural2 weights)")
+    for which in SCORERS:
         p.add_argument(f"--{which}-backend", default=None, choices=("onnxruntime", "onnx-int8", "numpy"),
                        help=f"the {which} scorer's encoder backend (default: the loader's, float32), as a "
                        "configuration's \"options\" give it (the default runs its MPNet scorer in onnx-int8)")
@@ -145,15 +147,15 @@ def main(argv: list[str] | None = None) -> int:
                 for ws in itertools.product(*(getattr(args, k) for k in KINDS))]
     if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
-    if any(g.get("neural", 0) > 0 for g in grid) and args.neural_model is None:
-        p.error("neural weights need --neural-model")
-    if any(g.get("chain", 0) > 0 for g in grid) and args.chain_model is None:
-        p.error("chain weights need --chain-model")
+    scorer_dirs = {}
+    for kind in SCORERS:
+        path = getattr(args, f"{kind}_model")
+        if any(g.get(kind, 0) > 0 for g in grid) and path is None:
+            p.error(f"{kind} weights need --{kind}-model")
+        if path is not None:
+            scorer_dirs[kind] = (Path(path), getattr(args, f"{kind}_backend"))
     start = time.perf_counter()
-    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit,
-                   Path(args.neural_model) if args.neural_model else None,
-                   Path(args.chain_model) if args.chain_model else None,
-                   (args.neural_backend, args.chain_backend))
+    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit, scorer_dirs)
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
     print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")
