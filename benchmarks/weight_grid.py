@@ -57,15 +57,17 @@ MAX_TOKENS = 80
 
 
 def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
-            scorer_dirs: dict[str, tuple[Path, str | None]] | None = None) -> list[tuple[str, list]]:
+            scorer_dirs: dict[str, tuple[Path, str | None]] | None = None,
+            needed: frozenset[str] = frozenset(KINDS)) -> list[tuple[str, list]]:
     """Per dev file: (item, {kind: potentials or component at weight 1}, reference token lists);
     ``scorer_dirs``: the neural scorers by grid column (:data:`SCORERS`), each with its encoder backend
-    (None: the loader's default)."""
+    (None: the loader's default); ``needed``: the kinds some grid point weights (the dependency model and
+    the LM are only loaded and run for them; McDonald always, as the fallback)."""
     bigram = load_model(model_dir)
-    dependency = load_dependency_model(model_dir / "dependency")
-    lm = load_lm(model_dir / "lm.binary")
+    dependency = load_dependency_model(model_dir / "dependency") if "dependency" in needed else None
+    lm = load_lm(model_dir / "lm.binary") if "lm" in needed else None
     transducer = None
-    if t3_dir is not None:
+    if t3_dir is not None and "transducer" in needed:
         from dualdecomp.models.transducer.model import load_t3
 
         transducer = load_t3(t3_dir)
@@ -82,8 +84,11 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
             parts = {"bigram": bigram.potentials(s)} | {kind: scorer.potentials(s)
                                                         for kind, scorer in scorers.items()}
             if s.n <= MAX_TOKENS:
-                parts["dependency"] = dependency.potentials(s)
-                parts["lm"] = lm.trigram_tensor(it.text)
+                parts["short"] = True  # within the fallback length
+                if dependency is not None:
+                    parts["dependency"] = dependency.potentials(s)
+                if lm is not None:
+                    parts["lm"] = lm.trigram_tensor(it.text)
                 if transducer is not None:
                     parts["transducer"] = transducer.component(s, 1.0)
             rows.append((it, parts, refs))
@@ -94,7 +99,7 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
 def components(parts: dict, weights: dict[str, float]) -> list:
     """The weighted components of one sentence (McDonald, or the neural scorer when weighted, alone beyond
     the fallback length)."""
-    if "dependency" not in parts:
+    if "short" not in parts:
         alone = "neural" if weights.get("neural", 0) > 0 else "bigram"
         return [weighted_component(alone, parts[alone], 1.0)]
     return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
@@ -155,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         if path is not None:
             scorer_dirs[kind] = (Path(path), getattr(args, f"{kind}_backend"))
     start = time.perf_counter()
-    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit, scorer_dirs)
+    needed = frozenset({"bigram"} | {kind for g in grid for kind in KINDS if g.get(kind, 0) > 0})
+    data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit, scorer_dirs, needed)
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
     print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")
