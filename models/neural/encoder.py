@@ -426,10 +426,8 @@ class Encoder(EncoderParts):
 
     Parameters
     ----------
-    config : EncoderConfig
-        The sizes.
-    params : mapping of str to numpy.ndarray
-        Every parameter of :meth:`EncoderConfig.parameter_shapes` (others, such as a pooler, are ignored).
+    config, params
+        As :func:`encoder_parts` takes them.
 
     Raises
     ------
