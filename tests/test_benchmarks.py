@@ -48,6 +48,20 @@ def test_load_cost_measures_each_configuration_in_a_fresh_process(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert bad.returncode != 0 and "no-such-config failed" in bad.stderr
 
+
+def test_weight_grid_scores_each_point_and_leaves_out_unweighted_components(tmp_path):
+    """Two grid points on ten sentences per dev file: one table row each, all certified, and the LM that
+    only the second point weights (and so the only one built) changes its scores."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "weight_grid.py"
+    out = subprocess.run([sys.executable, str(script), "--limit", "10", "--grid",
+                          '[{"bigram": 1}, {"bigram": 1, "lm": 0.5}]'], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line.strip("|").split("|") for line in out.stdout.splitlines()[2:]]
+    assert len(rows) == 2 and [float(r[0]) for r in rows] == [1.0, 1.0] and float(rows[1][2]) == 0.5
+    assert all(0 < float(r[-2]) <= 100 and float(r[-1]) == 100 for r in rows)  # mean F1, certified %
+    assert rows[0][7:-1] != rows[1][7:-1]
+
 def complete_sentences(tmp_path: Path) -> Path:
     """The two complete sentences of the word-ordering fixture, as a CoNLL-U file."""
     root = Path(__file__).resolve().parents[1]
