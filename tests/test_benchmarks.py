@@ -35,6 +35,19 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
 
 
 
+
+def test_neural_speed_times_a_configuration_as_it_is_before_its_other_encoders(tmp_path):
+    """A configuration given only to --numpy-encoder is timed as it is too (its ratio's denominator)."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "neural_speed.py"
+    out = subprocess.run([sys.executable, str(script), "--limit", "2", "--configs", "mcdonald",
+                          "--numpy-encoder", "neural", "--int8-encoder"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "mcdonald", "neural",
+                                           "neural [numpy encoder]"]
+    assert rows[-1]["ratio_to_float32"] > 0
+
 def test_load_cost_measures_each_configuration_in_a_fresh_process(tmp_path):
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "load_cost.py"
     out = subprocess.run([sys.executable, str(script), "--limit", "2", "--configs", "mcdonald", "neural"],
