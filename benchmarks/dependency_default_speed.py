@@ -1,4 +1,5 @@
-"""Decode time of the default with and without the dependency component, interleaved (W3.5, a shared machine).
+"""Decode time of two configurations, interleaved (W3.5, a shared machine): by default, the default with and
+without the dependency component.
 
 ``benchmarks/neural_speed.py`` times one configuration after the other, so on a machine shared with
 other jobs a change of load between the two runs moves their ratio. This script times both on the same
@@ -8,7 +9,10 @@ prints one JSON line per configuration (median wall-clock ms and median CPU ms p
 ``time.process_time``: user + system of the process, all threads) and one line with the ratios of the
 medians, candidate over default.
 
-``python benchmarks/dependency_default_speed.py [--rounds 3]``
+``--model M --configs A B`` times configurations A and B of the model folder M instead (B over A in the
+ratios).
+
+``python benchmarks/dependency_default_speed.py [--rounds 3] [--model M] [--configs A B]``
 """
 
 from __future__ import annotations
@@ -38,19 +42,25 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=3, help="passes over the sentences (default: %(default)s)")
     p.add_argument("--limit", type=int, default=60, help="sentences measured (default: %(default)s)")
+    p.add_argument("--model", type=Path, default=MODEL, help="model folder (default: the shipped one)")
+    p.add_argument("--configs", nargs=2, default=list(CONFIGS), metavar=("A", "B"),
+                   help="the two configurations, B over A in the ratios (default: %(default)s)")
     args = p.parse_args(argv)
+    configs = tuple(args.configs)
+    if configs[0] == configs[1]:
+        p.error("--configs needs two different configurations")
     items = [it for name in DEV for it in read_corpus(ROOT / "data" / "corpora" / name)
              if 25 <= it.n <= 35][:args.limit]
     sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
-    comps = {name: Compressor(MODEL, name) for name in CONFIGS}
+    comps = {name: Compressor(args.model, name) for name in configs}
     for comp in comps.values():
         comp.compress(sentences[0])  # compile and load outside the measurement
-    wall: dict[str, list[float]] = {name: [] for name in CONFIGS}
-    cpu: dict[str, list[float]] = {name: [] for name in CONFIGS}
-    certified = {name: 0 for name in CONFIGS}
+    wall: dict[str, list[float]] = {name: [] for name in configs}
+    cpu: dict[str, list[float]] = {name: [] for name in configs}
+    certified = {name: 0 for name in configs}
     for r in range(args.rounds):
         for i, s in enumerate(sentences):
-            order = CONFIGS if (i + r) % 2 == 0 else CONFIGS[::-1]
+            order = configs if (i + r) % 2 == 0 else configs[::-1]
             for name in order:
                 w0, c0 = time.perf_counter(), time.process_time()
                 out = comps[name].compress(s)
@@ -58,13 +68,13 @@ def main(argv: list[str] | None = None) -> int:
                 cpu[name].append(1000 * (time.process_time() - c0))
                 certified[name] += bool(out.result.certified)
     medians = {}
-    for name in CONFIGS:
+    for name in configs:
         medians[name] = (statistics.median(wall[name]), statistics.median(cpu[name]))
         print(json.dumps({"config": name, "sentences": len(sentences), "rounds": args.rounds,
                           "median_wall_ms": round(medians[name][0], 2),
                           "median_cpu_ms": round(medians[name][1], 2),
                           "certified": round(certified[name] / len(wall[name]), 3)}), flush=True)
-    base, cand = medians[CONFIGS[0]], medians[CONFIGS[1]]
+    base, cand = medians[configs[0]], medians[configs[1]]
     print(json.dumps({"ratio_wall": round(cand[0] / base[0], 3), "ratio_cpu": round(cand[1] / base[1], 3)}))
     return 0
 

@@ -20,7 +20,8 @@ Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for t
 kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_chain``), ``--neural2-model``
 a third, a further token scorer beside the first (weights of kind ``neural2``: an ensemble of two token
 scorers, summed as potentials); with a neural weight, sentences beyond the fallback length use the
-neural component alone (as the neural configurations' fallback does).
+neural component alone (as the neural configurations' fallback does), with only a chain weight the chain
+scorer alone.
 """
 
 from __future__ import annotations
@@ -97,11 +98,11 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
 
 
 def components(parts: dict, weights: dict[str, float]) -> list:
-    """The weighted components of one sentence (McDonald, or the neural scorer when weighted, alone beyond
-    the fallback length)."""
+    """The weighted components of one sentence; beyond the fallback length one alone: the token scorer when
+    weighted, else the chain scorer when weighted, else McDonald."""
     if "short" not in parts:
-        alone = "neural" if weights.get("neural", 0) > 0 else "bigram"
-        return [weighted_component(alone, parts[alone], 1.0)]
+        alone = next((kind for kind in ("neural", "chain") if weights.get(kind, 0) > 0), "bigram")
+        return [weighted_component(KIND_OF.get(alone, alone), parts[alone], 1.0)]
     return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
                         for kind in KINDS if weights.get(kind, 0) > 0])
 

@@ -186,3 +186,50 @@ def test_dependency_kernels_match_their_earlier_version_bit_for_bit(tmp_path):
     assert len(rows) == 8 and all(r["identical"] for r in rows)
     assert {r["kernel"] for r in rows} == {"first_order_chart", "second_order_chart"}
     assert all(r["ratio"] > 0 and r["peak_rss_mb"] > 0 for r in rows)
+
+
+def _load_script(name: str):
+    """A benchmark script as a module (its functions, without running it)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_weight_grid_decodes_a_long_sentence_with_the_chain_scorer_when_no_token_scorer_is_weighted():
+    """Beyond the fallback length one component decodes alone: the chain scorer when it is the only
+    neural one weighted, McDonald when no neural one is (their potentials here disagree on every token)."""
+    import numpy as np
+
+    from dualdecomp.engine.decode import decode
+
+    grid = _load_script("weight_grid")
+    n = 3
+    upper = np.triu(np.ones((n + 2, n + 2)), k=1)
+    parts = {"bigram": np.where(upper > 0, 1.0, -np.inf),  # every bigram pays: keep all
+             "chain": np.where(upper > 0, -1.0, -np.inf)}  # every bigram costs: keep none
+    chain_only = grid.components(parts, {"bigram": 0.1, "chain": 2})
+    mcdonald_only = grid.components(parts, {"bigram": 1})
+    assert len(chain_only) == 1 and len(mcdonald_only) == 1
+    assert decode(chain_only).keep.sum() == 0
+    assert decode(mcdonald_only).keep.sum() == n
+    both = grid.components(parts | {"short": True}, {"bigram": 0.1, "chain": 2})
+    assert decode(both).keep.sum() == 0  # within the fallback length both are summed: 0.1 - 2 per bigram
+
+
+def test_speed_in_turns_times_the_two_configurations_it_is_given(tmp_path):
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "dependency_default_speed.py"
+    out = subprocess.run([sys.executable, str(script), "--limit", "2", "--rounds", "1", "--configs",
+                          "mcdonald", "mcdonald-lm"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r.get("config") for r in rows[:2]] == ["mcdonald", "mcdonald-lm"]
+    assert all(r["sentences"] == 2 and r["certified"] == 1.0 for r in rows[:2])
+    assert set(rows[2]) == {"ratio_wall", "ratio_cpu"}
+    same = subprocess.run([sys.executable, str(script), "--configs", "mcdonald", "mcdonald"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert same.returncode != 0 and "two different" in same.stderr
