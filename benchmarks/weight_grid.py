@@ -19,9 +19,11 @@ Weights of 0 leave a component out. ``--t3`` loads a T3 model (only needed for t
 ``--neural-model`` a neural scorer (for neural weights > 0), ``--chain-model`` a second one (weights of
 kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_chain``), ``--neural2-model``
 a third, a further token scorer beside the first (weights of kind ``neural2``: an ensemble of two token
-scorers, summed as potentials); with a neural weight, sentences beyond the fallback length use the
-neural component alone (as the neural configurations' fallback does), with only a chain weight the chain
-scorer alone.
+scorers, summed as potentials); ``chain_unary`` weights the chain scorer's own keep log-odds once more
+(as a configuration's ``"options": {"unary_scale": 1 + chain_unary / chain}`` on the chain component
+does, in one encoder pass). With a neural weight, sentences beyond the fallback length use the neural
+component alone (as the neural configurations' fallback does), with only a chain weight the chain scorer
+alone (with its ``chain_unary``). ``--free`` adds the token F1 at free length.
 """
 
 from __future__ import annotations
@@ -44,16 +46,17 @@ from dualdecomp.engine.decode import decode
 from dualdecomp.models.bigram.store import load_model
 from dualdecomp.models.configuration import weighted_component
 from dualdecomp.models.dependency.store import load_dependency_model
-from dualdecomp.models.evaluation.compression import at_reference_lengths
+from dualdecomp.models.evaluation.compression import at_reference_lengths, token_f1
 from dualdecomp.models.lm.model import load_lm
+from dualdecomp.models.neural.pair_head import entering_unary
 from dualdecomp.models.neural.store import load_neural_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
-KINDS = ("bigram", "dependency", "lm", "transducer", "neural", "neural2", "chain")
+KINDS = ("bigram", "dependency", "lm", "transducer", "neural", "neural2", "chain", "chain_unary")
 SCORERS = ("neural", "neural2", "chain")
 """The grid columns whose potentials come from a neural scorer of their own (``--KIND-model``)."""
-KIND_OF = {"chain": "neural", "neural2": "neural"}  # the component kind of a grid column named otherwise
+KIND_OF = {"chain": "neural", "neural2": "neural", "chain_unary": "neural"}  # columns named not as their kind
 MAX_TOKENS = 80
 
 
@@ -84,6 +87,8 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
                     for c in it.compressions]
             parts = {"bigram": bigram.potentials(s)} | {kind: scorer.potentials(s)
                                                         for kind, scorer in scorers.items()}
+            if "chain_unary" in needed:  # the chain scorer's keep log-odds once more, as bigram potentials
+                parts["chain_unary"] = entering_unary(scorers["chain"].keep_logits(s.tokens))
             if s.n <= MAX_TOKENS:
                 parts["short"] = True  # within the fallback length
                 if dependency is not None:
@@ -98,32 +103,52 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
 
 
 def components(parts: dict, weights: dict[str, float]) -> list:
-    """The weighted components of one sentence; beyond the fallback length one alone: the token scorer when
-    weighted, else the chain scorer when weighted, else McDonald."""
+    """The weighted components of one sentence; beyond the fallback length only some: the token scorer
+    when weighted, else the chain scorer (with its ``chain_unary``) when weighted, else McDonald."""
     if "short" not in parts:
-        alone = next((kind for kind in ("neural", "chain") if weights.get(kind, 0) > 0), "bigram")
-        return [weighted_component(KIND_OF.get(alone, alone), parts[alone], 1.0)]
+        if weights.get("neural", 0) > 0:
+            chosen = {"neural": 1.0}
+        elif weights.get("chain", 0) > 0:
+            chosen = {kind: weights[kind] for kind in ("chain", "chain_unary") if weights.get(kind, 0) > 0}
+        else:
+            chosen = {"bigram": 1.0}
+        return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weight)
+                            for kind, weight in chosen.items()])
     return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
                         for kind in KINDS if weights.get(kind, 0) > 0])
 
 
-def score(data: list[tuple[str, list]], weights: dict[str, float]) -> tuple[list[float], float]:
-    """Bigram F1 per dev file (mean over references, then sentences) and the share certified."""
-    f1s, certified = [], []
+def score(data: list[tuple[str, list]], weights: dict[str, float],
+          free: bool = False) -> tuple[list[float], float, list[float]]:
+    """Bigram F1 at gold length per dev file (mean over references, then sentences), the share certified,
+    and with ``free`` the token F1 at free length per dev file (likewise averaged; else empty)."""
+    f1s, certified, free_f1s = [], [], []
     for _, rows in data:
-        per_sentence = []
+        per_sentence, per_sentence_free = [], []
         for it, parts, refs in rows:
             comps = components(parts, weights)
             method = "auto" if len(comps) > 1 else "exact"
 
-            def keep_at(length: int, comps: list = comps, method: str = method) -> np.ndarray:
+            def keep_at(length: int | None, comps: list = comps, method: str = method) -> np.ndarray:
                 res = decode(comps, length=length, max_iterations=200, length_method=method)
                 certified.append(res.certified)
                 return res.keep
 
             per_sentence.append(at_reference_lengths(it.text, refs, keep_at))
+            if free:
+                kept = [t for t, k in zip(it.text, keep_at(None), strict=True) if k]
+                per_sentence_free.append(float(np.mean([token_f1(kept, ref) for ref in refs])))
         f1s.append(100 * float(np.mean(per_sentence)))
-    return f1s, 100 * float(np.mean(certified)) if certified else 0.0
+        if free:
+            free_f1s.append(100 * float(np.mean(per_sentence_free)))
+    return f1s, 100 * float(np.mean(certified)) if certified else 0.0, free_f1s
+
+
+def grid_of(args: argparse.Namespace) -> list[dict[str, float]]:
+    """The grid points: ``--grid``'s list, else the product of the per-kind weight lists."""
+    if args.grid:
+        return json.loads(args.grid)
+    return [dict(zip(KINDS, ws, strict=True)) for ws in itertools.product(*(getattr(args, k) for k in KINDS))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     for kind in KINDS:
         p.add_argument(f"--{kind}", type=float, nargs="+", default=[1.0] if kind == "bigram" else [0.0])
     p.add_argument("--limit", type=int, default=None, help="first N sentences of each dev file")
+    p.add_argument("--free", action="store_true", help="also the token F1 at free length per dev file and "
+                   "their mean (after the gold-length columns; certified %% then counts both lengths)")
     args = p.parse_args(argv)
-    if args.grid:
-        grid = json.loads(args.grid)
-    else:
-        grid = [dict(zip(KINDS, ws, strict=True))
-                for ws in itertools.product(*(getattr(args, k) for k in KINDS))]
+    if any(g.get("chain_unary", 0) > 0 for g in grid_of(args)) and args.chain_model is None:
+        p.error("chain_unary weights need --chain-model (they are its keep log-odds)")
+    grid = grid_of(args)
     if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
     scorer_dirs = {}
@@ -162,16 +187,20 @@ def main(argv: list[str] | None = None) -> int:
             scorer_dirs[kind] = (Path(path), getattr(args, f"{kind}_backend"))
     start = time.perf_counter()
     needed = frozenset({"bigram"} | {kind for g in grid for kind in KINDS if g.get(kind, 0) > 0})
+    if "chain_unary" in needed:
+        needed |= {"chain"}
     data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit, scorer_dirs, needed)
     print(f"prepared in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     names = [name for name, _ in data]
-    print("| " + " | ".join(KINDS) + " | " + " | ".join(names) + " | mean | certified % |")
-    print("|" + "---:|" * (len(KINDS) + len(names) + 2))
+    free_names = [f"{name} free" for name in names] + ["mean free"] if args.free else []
+    print("| " + " | ".join([*KINDS, *names, "mean", *free_names, "certified %"]) + " |")
+    print("|" + "---:|" * (len(KINDS) + len(names) + 2 + len(free_names)))
     for g in grid:
-        f1s, cert = score(data, g)
-        cells = [f"{g.get(k, 0):g}" for k in KINDS] + [f"{x:.2f}" for x in f1s] + [f"{np.mean(f1s):.2f}",
-                                                                                  f"{cert:.0f}"]
-        print("| " + " | ".join(cells) + " |", flush=True)
+        f1s, cert, free_f1s = score(data, g, args.free)
+        cells = [f"{g.get(k, 0):g}" for k in KINDS] + [f"{x:.2f}" for x in f1s] + [f"{np.mean(f1s):.2f}"]
+        if args.free:
+            cells += [f"{x:.2f}" for x in free_f1s] + [f"{np.mean(free_f1s):.2f}"]
+        print("| " + " | ".join([*cells, f"{cert:.0f}"]) + " |", flush=True)
     return 0
 
 

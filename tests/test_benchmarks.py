@@ -233,3 +233,26 @@ def test_speed_in_turns_times_the_two_configurations_it_is_given(tmp_path):
     same = subprocess.run([sys.executable, str(script), "--configs", "mcdonald", "mcdonald"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, check=False)
     assert same.returncode != 0 and "two different" in same.stderr
+
+
+def test_weight_grid_weighs_the_chain_keep_head_and_scores_free_length(tmp_path):
+    """chain_unary adds the chain scorer's keep log-odds once more (it moves the scores); --free adds the
+    free-length token F1 columns; chain_unary without --chain-model is a usage error."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "weight_grid.py"
+    chain = str(Path(__file__).resolve().parents[1] / "data" / "default_model" / "neural_chain")
+    out = subprocess.run([sys.executable, str(script), "--limit", "6", "--free", "--chain-model", chain,
+                          "--grid", '[{"bigram": 0.1, "chain": 1}, {"bigram": 0.1, "chain": 1, '
+                          '"chain_unary": 4}]'], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[-5:] == ["broadcast.dev free", "written.dev free", "eval.dev free", "mean free",
+                           "certified %"]
+    rows = [[float(c) for c in line.strip("|").split("|")] for line in lines[2:]]
+    assert len(rows) == 2 and rows[1][header.index("chain_unary")] == 4
+    assert all(0 < x <= 100 for r in rows for x in r[header.index("broadcast.dev"):-1])
+    assert rows[0][-5:-1] != rows[1][-5:-1]
+    bad = subprocess.run([sys.executable, str(script), "--grid", '[{"bigram": 1, "chain_unary": 1}]'],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert bad.returncode == 2 and "need --chain-model" in bad.stderr

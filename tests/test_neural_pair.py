@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import write_manifest
-from dualdecomp.models.neural.pair_head import PAIR_ARRAYS, bigram_potentials, gap_bucket
+from dualdecomp.models.neural.pair_head import PAIR_ARRAYS, bigram_potentials, entering_unary, gap_bucket
 from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.registry import get_kind
 from dualdecomp.solvers.bigram import Bigram
@@ -125,6 +125,46 @@ def test_round_trip_keeps_the_pair_head(tmp_path) -> None:
     np.testing.assert_allclose(scorer.bigram_potentials(words), expected, rtol=1e-12, atol=1e-12)
     assert scorer.pair is not None and scorer.pair.rank == 2
     assert get_kind("neural").weighted(expected, 1.0).B.shape == (8, 8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 7), st.integers(0, 2**31 - 1))
+def test_entering_unary_gives_each_kept_token_its_score(n, seed) -> None:
+    u = np.random.default_rng(seed).normal(size=n)
+    comp = Bigram(entering_unary(u))
+    for mask in range(2 ** n):
+        keep = np.array([mask >> k & 1 for k in range(n)], dtype=bool)
+        assert abs(comp.best_given(keep) - float(u[keep].sum())) <= 1e-12
+
+
+def test_unary_scale_weighs_the_keep_head_in_one_encoder_pass(tmp_path) -> None:
+    """A chain model loaded with unary_scale s has the bigram potentials of its pair head and s × its keep
+    log-odds, bit for bit, from the same hidden states; s = 1 is the model as trained."""
+    write_tiny_scorer(tmp_path / "m", seed=2, pair_rank=2)
+    words = ["the", "council", "plans", "an", "election", "."]
+    plain = load_neural_model(tmp_path / "m", backend="numpy")
+    scaled = load_neural_model(tmp_path / "m", backend="numpy", unary_scale=2.5)
+    hidden, unary = plain.hidden_states(words), plain.keep_logits(words)
+    assert np.array_equal(plain.bigram_potentials(words), bigram_potentials(plain.pair, hidden, unary))
+    expected = bigram_potentials(plain.pair, hidden, 2.5 * unary)
+    assert np.array_equal(scaled.bigram_potentials(words), expected)
+    pair_only = bigram_potentials(plain.pair, hidden, np.zeros(len(words)))
+    np.testing.assert_allclose(expected, pair_only + 2.5 * entering_unary(unary), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(expected, plain.bigram_potentials(words))
+
+
+@pytest.mark.parametrize("scale", [-1.0, float("nan"), float("inf"), True, "2"])
+def test_a_bad_unary_scale_is_a_model_error(tmp_path, scale) -> None:
+    write_tiny_scorer(tmp_path / "m", seed=2, pair_rank=2)
+    with pytest.raises(ModelError, match="unary_scale must be a finite number"):
+        load_neural_model(tmp_path / "m", backend="numpy", unary_scale=scale)
+
+
+def test_unary_scale_without_a_pair_head_is_a_model_error(tmp_path) -> None:
+    write_tiny_scorer(tmp_path / "m", seed=2)
+    with pytest.raises(ModelError, match="needs a scorer with a pair head"):
+        load_neural_model(tmp_path / "m", backend="numpy", unary_scale=2.0)
+    assert load_neural_model(tmp_path / "m", backend="numpy", unary_scale=1.0).pair is None
 
 
 def test_incomplete_pair_head_is_a_model_error(tmp_path) -> None:

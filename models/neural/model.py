@@ -39,17 +39,21 @@ class NeuralScorer:
     pair : PairHead, optional
         Scores of adjacent kept tokens (:mod:`~dualdecomp.models.neural.pair_head`): with it the
         component is a bigram model (:meth:`bigram_potentials`).
+    unary_scale : float, default 1
+        With a pair head: the keep log-odds enter the bigram potentials times this, so one encoder pass
+        gives a chain model whose keep head weighs more (or less) than its pair head was trained with.
     """
 
     def __init__(self, encoder: Callable[[np.ndarray], np.ndarray], pieces: Pieces, head_weight: np.ndarray,
                  head_bias: float, meta: Mapping[str, Any] | None = None,
-                 pair: PairHead | None = None) -> None:
+                 pair: PairHead | None = None, unary_scale: float = 1.0) -> None:
         self.encoder = encoder
         self.pieces = pieces
         self.head_weight = np.asarray(head_weight, dtype=np.float32)
         self.head_bias = float(head_bias)
         self.meta = dict(meta or {})
         self.pair = pair
+        self.unary_scale = float(unary_scale)
 
     def hidden_states(self, words: Sequence[str]) -> np.ndarray:
         """The encoder's last hidden state at each token's first piece, float32 (n, hidden)."""
@@ -87,8 +91,12 @@ class NeuralScorer:
         return self.bigram_potentials(sentence.tokens)
 
     def bigram_potentials(self, words: Sequence[str]) -> np.ndarray:
-        """The chain model's (n+2, n+2) bigram potentials (needs a pair head)."""
+        """The chain model's (n+2, n+2) bigram potentials (needs a pair head), its keep log-odds times
+        :attr:`unary_scale`."""
         if self.pair is None:
             raise InputError("this neural scorer has no pair head")
         hidden = self.hidden_states(words)
-        return bigram_potentials(self.pair, hidden, self._keep_head(hidden))
+        unary = self._keep_head(hidden)
+        if self.unary_scale != 1:
+            unary = self.unary_scale * unary
+        return bigram_potentials(self.pair, hidden, unary)

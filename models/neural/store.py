@@ -192,7 +192,8 @@ def save_neural_model(directory: str | os.PathLike[str], config: EncoderConfig,
     return out
 
 
-def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) -> NeuralScorer:
+def load_neural_model(path: str | os.PathLike[str], backend: str | None = None,
+                      unary_scale: float = 1.0) -> NeuralScorer:
     """Load a neural scorer directory written by :func:`save_neural_model`.
 
     Parameters
@@ -207,13 +208,20 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
         quantised at run time; faster on VNNI cores, scores moved slightly; never chosen by ``"auto"``).
         By default the environment variable ``DUALDECOMP_ENCODER``, else ``"auto"`` (so the CLI and
         configurations can choose too).
+    unary_scale : float, default 1
+        For a scorer with a pair head: its keep log-odds enter the bigram potentials times this
+        (:attr:`NeuralScorer.unary_scale`; a configuration's ``"options": {"unary_scale": 1.5}``).
 
     Raises
     ------
     ModelError
         Missing or malformed files, a checksum mismatch, wrong shapes, an unknown backend (or
-        ``"onnxruntime"`` where it does not import).
+        ``"onnxruntime"`` where it does not import), a ``unary_scale`` that is not a finite number >= 0 or
+        is not 1 for a scorer without a pair head.
     """
+    if isinstance(unary_scale, bool) or not isinstance(unary_scale, int | float) \
+            or not np.isfinite(unary_scale) or unary_scale < 0:
+        raise ModelError(f"unary_scale must be a finite number >= 0, not {unary_scale!r}")
     if backend is None:
         backend = os.environ.get(BACKEND_VARIABLE, "").strip() or "auto"
     if backend not in BACKENDS:
@@ -260,9 +268,11 @@ def load_neural_model(path: str | os.PathLike[str], backend: str | None = None) 
         raise ModelError(f"{directory}: the tokenizer has {pieces.vocab_size} pieces, the encoder "
                          f"{config.vocab_size}")
     pair = PairHead.from_arrays(arrays, config.hidden_size, str(weights_path))
+    if pair is None and unary_scale != 1:
+        raise ModelError(f"{directory}: unary_scale needs a scorer with a pair head (a chain model)")
     verify_files(directory / "model.json", *paths, directory / "tokenizer.json")
     scorer = NeuralScorer(encoder, pieces, head_w.astype(np.float32), float(head_b.reshape(())),
-                          meta=spec.get("meta", {}), pair=pair)
+                          meta=spec.get("meta", {}), pair=pair, unary_scale=float(unary_scale))
     del arrays, params, encoder
     release_freed_memory()  # the dequantised and graph-building temporaries
     return scorer
