@@ -256,3 +256,44 @@ def test_weight_grid_weighs_the_chain_keep_head_and_scores_free_length(tmp_path)
     bad = subprocess.run([sys.executable, str(script), "--grid", '[{"bigram": 1, "chain_unary": 1}]'],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert bad.returncode == 2 and "need --chain-model" in bad.stderr
+
+
+def test_candidate_folder_adds_a_scorer_and_a_configuration_without_touching_the_default(tmp_path):
+    """The copy decodes with the added configuration (the chain scorer's keep head scaled: other output
+    scores than at scale 1), and the shipped folder still verifies; a bad configuration, an existing
+    folder and a name already taken are clear errors (exit code 2)."""
+    from dualdecomp.app.compressor import Compressor
+    from dualdecomp.core.model_files import verify_directory
+    from dualdecomp.data.locations import default_model_dir
+    from dualdecomp.data.parsing import parse_tokens
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "candidate_folder.py"
+    chain = str(default_model_dir() / "neural_chain")
+
+    def config(scale: float) -> str:
+        return json.dumps({"components": [{"kind": "bigram", "path": ".", "weight": 0.1},
+                                          {"kind": "neural", "path": "chain2", "weight": 1,
+                                           "options": {"unary_scale": scale}}]})
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    out = run("--out", "m", "--add", f"chain2={chain}", "--config", f"one={config(1)}", "--config",
+              f"two={config(2)}")
+    assert out.returncode == 0, out.stderr[-2000:]
+    verify_directory(tmp_path / "m")
+    verify_directory(default_model_dir())
+    assert not (default_model_dir() / "chain2").exists()
+    assert not (default_model_dir() / "configs" / "two.json").exists()
+    sentence = parse_tokens([["The", "council", "said", "on", "Monday", "that", "it", "would", "hold",
+                              "the", "election", "in", "May", "."]])[0]
+    one, two = (Compressor(tmp_path / "m", name).compress(sentence) for name in ("one", "two"))
+    assert one.result.certified and two.result.certified
+    assert abs(one.result.primal - two.result.primal) > 1e-6
+    taken = run("--out", "m2", "--add", f"neural={chain}")
+    assert taken.returncode == 2 and "exists: add the scorer under another name" in taken.stderr
+    again = run("--out", "m", "--config", f"three={config(1)}")
+    assert again.returncode == 2 and "exists: choose a new folder" in again.stderr
+    bad = run("--out", "m3", "--config", 'x={"components": [{"kind": "nope", "path": ".", "weight": 1}]}')
+    assert bad.returncode == 2 and "configuration x" in bad.stderr and not (tmp_path / "m3").exists()
