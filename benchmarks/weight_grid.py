@@ -48,8 +48,8 @@ from dualdecomp.models.configuration import weighted_component
 from dualdecomp.models.dependency.store import load_dependency_model
 from dualdecomp.models.evaluation.compression import at_reference_lengths, token_f1
 from dualdecomp.models.lm.model import load_lm
-from dualdecomp.models.neural.pair_head import entering_unary
 from dualdecomp.models.neural.store import load_neural_model
+from dualdecomp.solvers.bigram import token_potentials
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ["broadcast.dev.jsonl", "written.dev.jsonl", "eval.dev.jsonl"]
@@ -88,7 +88,7 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
             parts = {"bigram": bigram.potentials(s)} | {kind: scorer.potentials(s)
                                                         for kind, scorer in scorers.items()}
             if "chain_unary" in needed:  # the chain scorer's keep log-odds once more, as bigram potentials
-                parts["chain_unary"] = entering_unary(scorers["chain"].keep_logits(s.tokens))
+                parts["chain_unary"] = token_potentials(scorers["chain"].keep_logits(s.tokens))
             if s.n <= MAX_TOKENS:
                 parts["short"] = True  # within the fallback length
                 if dependency is not None:

@@ -7,6 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dualdecomp import ilp
 from dualdecomp.app.compressor import Compressor
@@ -126,9 +128,14 @@ def test_time_limit_returns_the_best_primal_with_its_gap(joint_dir, parsed_dev) 
 
 
 def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None:
-    """The shipped default (McDonald + the neural scorer + the chain scorer, by DD; McDonald's and the
-    chain scorer's bigram scores summed into one component): every certified decode of real dev
-    sentences, free length, fixed length and a character budget, has the ILP's optimal value."""
+    """The shipped default (McDonald + the neural scorer + the chain scorer; McDonald's and the chain
+    scorer's bigram scores summed into one component, the token scorer's absorbed into it): every
+    certified decode of real dev sentences, free length, fixed length and a character budget, has the
+    optimal value of the ILP of the three components apart."""
+    from dualdecomp.models.configuration import weighted_component
+    from dualdecomp.models.registry import get_kind
+    from dualdecomp.solvers.bigram import Bigram
+
     _, sentences = parsed_dev
     short = [s for s in sentences if 6 <= s.n <= 25][:5]
     assert len(short) == 5
@@ -136,10 +143,13 @@ def test_default_certificates_equal_the_ilp_on_dev_sentences(parsed_dev) -> None
     assert [c.kind for c in comp.joint.config.components] == ["bigram", "neural", "neural"]
     for s in short:
         comps, _ = comp.components(s)
-        assert len(comps) == 2  # the summed bigram component and the token scorer
+        assert len(comps) == 1 and isinstance(comps[0], Bigram)  # one bigram path: no DD left to do
+        apart = [weighted_component(spec.kind, get_kind(spec.kind).potentials_of(model, s, None), spec.weight)
+                 for spec, model in zip(comp.joint.config.components, comp.joint.models, strict=True)]
+        assert [type(c).__name__ for c in apart] == ["Bigram", "Unary", "Bigram"]
         for length in (None, s.n // 2):
             out = comp.compress(s, length)
-            exact = ilp.decode(comps, length=length, solver="highs")
+            exact = ilp.decode(apart, length=length, solver="highs")
             assert out.result.certified
             assert abs(out.result.primal - exact.primal) <= 1e-6 * max(1.0, abs(exact.primal))
         budget = len(" ".join(s.tokens)) // 2
@@ -158,7 +168,8 @@ def test_bigram_components_are_summed_into_one_exactly() -> None:
     rng = np.random.default_rng(7)
     n = 7
     b1, b2 = Bigram(rng.normal(size=(n + 2, n + 2))), Bigram(rng.normal(size=(n + 2, n + 2)))
-    unary = Unary(rng.normal(size=n))
+    # a unary component with a required token is no sum of per-token scores: never absorbed
+    unary = Unary(rng.normal(size=n), required=np.eye(n, dtype=bool)[2])
     merged = merged_sums([unary, b1, b2])
     assert len(merged) == 2 and merged[0] is unary and isinstance(merged[1], Bigram)
     assert np.array_equal(merged[1].B, b1.B + b2.B) and merged[1].name == b1.name
@@ -170,9 +181,39 @@ def test_bigram_components_are_summed_into_one_exactly() -> None:
         assert apart.keep.tolist() == together.keep.tolist() or abs(apart.primal - together.primal) <= 1e-6
     assert merged_sums([b1, unary]) == [b1, unary]
     # summed by the declared capability (Capabilities.summable), per class: a second unary is not summed
-    unary2 = Unary(rng.normal(size=n))
+    unary2 = Unary(rng.normal(size=n), required=np.eye(n, dtype=bool)[4])
     mixed = merged_sums([b2, unary, b1, unary2])
     assert len(mixed) == 3 and mixed[1:] == [unary, unary2] and np.array_equal(mixed[0].B, b2.B + b1.B)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 7), st.integers(0, 2**31 - 1), st.booleans())
+def test_a_bigram_path_absorbs_per_token_scores_exactly(n, seed, blocked) -> None:
+    """An unconstrained unary component (scores finite or -inf) is folded into the bigram component
+    (Capabilities.absorbs): one component whose best compression and score, at free and at every fixed
+    length, are the ILP's of the two apart; the same for every keep vector (brute force)."""
+    from dualdecomp.core.component import merged_sums
+    from dualdecomp.engine.decode import decode
+    from dualdecomp.solvers.bigram import Bigram
+    from dualdecomp.solvers.unary import Unary
+
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=n)
+    if blocked:
+        w[rng.integers(0, n)] = -np.inf
+    b, u1, u2 = Bigram(rng.normal(size=(n + 2, n + 2))), Unary(w), Unary(rng.normal(size=n))
+    merged = merged_sums([u1, b, u2])
+    assert len(merged) == 1 and isinstance(merged[0], Bigram) and merged[0].name == b.name
+    for mask in range(2 ** n):
+        keep = np.array([mask >> k & 1 for k in range(n)], dtype=bool)
+        expected = b.best_given(keep) + u1.best_given(keep) + u2.best_given(keep)
+        got = merged[0].best_given(keep)
+        assert (got == expected == -np.inf) or abs(got - expected) <= 1e-9 * max(1.0, abs(expected))
+    keepable = n - int(blocked)
+    for length in (None, *range(keepable + 1)):
+        best = ilp.decode([b, u1, u2], length=length)
+        alone = decode(merged, length=length)
+        assert alone.certified and abs(alone.primal - best.primal) <= 1e-6 * max(1.0, abs(best.primal))
 
 
 def test_a_configuration_with_a_base_is_that_configuration_with_its_keys_replaced(tmp_path) -> None:

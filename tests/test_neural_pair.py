@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from dualdecomp.core.errors import ModelError
 from dualdecomp.core.model_files import write_manifest
-from dualdecomp.models.neural.pair_head import PAIR_ARRAYS, bigram_potentials, entering_unary, gap_bucket
+from dualdecomp.models.neural.pair_head import PAIR_ARRAYS, bigram_potentials, gap_bucket
 from dualdecomp.models.neural.store import load_neural_model
 from dualdecomp.models.registry import get_kind
-from dualdecomp.solvers.bigram import Bigram
+from dualdecomp.solvers.bigram import Bigram, token_potentials
 from tests.neural_tiny import WORDS, assert_solves_exactly, tiny_pair_head, write_tiny_scorer
 from tests.sequence_cases import ilp_argmax
 
@@ -129,9 +129,9 @@ def test_round_trip_keeps_the_pair_head(tmp_path) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 7), st.integers(0, 2**31 - 1))
-def test_entering_unary_gives_each_kept_token_its_score(n, seed) -> None:
+def test_token_potentials_give_each_kept_token_its_score(n, seed) -> None:
     u = np.random.default_rng(seed).normal(size=n)
-    comp = Bigram(entering_unary(u))
+    comp = Bigram(token_potentials(u))
     for mask in range(2 ** n):
         keep = np.array([mask >> k & 1 for k in range(n)], dtype=bool)
         assert abs(comp.best_given(keep) - float(u[keep].sum())) <= 1e-12
@@ -149,7 +149,7 @@ def test_unary_scale_weighs_the_keep_head_in_one_encoder_pass(tmp_path) -> None:
     expected = bigram_potentials(plain.pair, hidden, 2.5 * unary)
     assert np.array_equal(scaled.bigram_potentials(words), expected)
     pair_only = bigram_potentials(plain.pair, hidden, np.zeros(len(words)))
-    np.testing.assert_allclose(expected, pair_only + 2.5 * entering_unary(unary), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(expected, pair_only + 2.5 * token_potentials(unary), rtol=1e-12, atol=1e-12)
     assert not np.allclose(expected, plain.bigram_potentials(words))
 
 

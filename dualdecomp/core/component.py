@@ -50,6 +50,10 @@ class Capabilities:
         of ``others`` (components of the same class over the same tokens), so a configuration decodes
         them as one: exact, and dual decomposition has no agreement to find between them
         (:func:`merged_sums`; bigram paths).
+    absorbs : bool
+        ``absorbed(other)`` returns one component of this class whose score is this component's plus
+        ``other``'s when it can represent ``other``'s score exactly, else None (:func:`merged_sums`: a
+        bigram path absorbs an unconstrained per-token score).
     derivation_forest : bool
         The component exposes its derivation forest, ``hypergraph``, with ``solve_lengths()``, so that a
         decoder may search it with its own (APPROXIMATE) beam (the transducer, for the ``beam`` decoder).
@@ -64,6 +68,7 @@ class Capabilities:
     length_bias: int | None = None
     char_budget: bool = False
     summable: bool = False
+    absorbs: bool = False
     derivation_forest: bool = False
     trigram_potentials: bool = False
 
@@ -137,9 +142,12 @@ def char_budget_taker(components: Sequence[object]) -> int | None:
 
 def merged_sums(components: Sequence[Any]) -> list[Any]:
     """The components with those of one class that declare ``Capabilities.summable`` summed into the
-    first of them, in its place (``first.summed(others)``); the other components unchanged, in order.
+    first of them, in its place (``first.summed(others)``); then every other component that the first
+    component declaring ``Capabilities.absorbs`` can absorb (``absorbed(other)`` is not None) folded into
+    it; the other components unchanged, in order.
 
-    Exact: a sum of components of one structure scores each structure by the sum of their scores.
+    Exact: a sum of components of one structure scores each structure by the sum of their scores, and an
+    absorbed score is represented exactly in the absorbing structure.
     """
     groups: dict[type, list[int]] = {}
     for k, c in enumerate(components):
@@ -148,4 +156,15 @@ def merged_sums(components: Sequence[Any]) -> list[Any]:
     merged = {ks[0]: components[ks[0]].summed([components[k] for k in ks[1:]])
               for ks in groups.values() if len(ks) > 1}
     dropped = {k for ks in groups.values() for k in ks[1:]}
-    return [merged.get(k, c) for k, c in enumerate(components) if k not in dropped]
+    out = [merged.get(k, c) for k, c in enumerate(components) if k not in dropped]
+    host = next((k for k, c in enumerate(out) if capabilities_of(c).absorbs), None)
+    if host is None:
+        return out
+    kept = []
+    for k, c in enumerate(out):
+        folded = out[host].absorbed(c) if k != host else None
+        if folded is None:
+            kept.append(k)
+        else:
+            out[host] = folded
+    return [out[k] for k in kept]

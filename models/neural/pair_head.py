@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dualdecomp.core.errors import ModelError
+from dualdecomp.solvers.bigram import token_potentials
 
-__all__ = ["GAP_BUCKETS", "PAIR_ARRAYS", "PairHead", "bigram_potentials", "entering_unary", "gap_bucket"]
+__all__ = ["GAP_BUCKETS", "PAIR_ARRAYS", "PairHead", "bigram_potentials", "gap_bucket"]
 
 GAP_BUCKETS = 8
 """Number of gap buckets: 0, 1, 2, 3, 4, 5-7, 8-15, 16 or more tokens."""
@@ -144,26 +145,5 @@ def bigram_potentials(head: PairHead, hidden: np.ndarray, unary: np.ndarray) -> 
     B[0, 1:n + 1] = start + head.start_bias + head.gap_start[gap_bucket(pos)]
     B[1:n + 1, n + 1] = end + head.end_bias + head.gap_end[gap_bucket(n - 1 - pos)]
     B[0, n + 1] = head.empty
-    B += entering_unary(unary)
+    B += token_potentials(unary)
     return B
-
-
-def entering_unary(unary: np.ndarray) -> np.ndarray:
-    """The (n+2, n+2) bigram potentials that give each kept token its unary score: ``unary[j - 1]`` on
-    every entry (i, j) with 0 <= i < j <= n (a path through the bigram lattice enters token j once).
-
-    Parameters
-    ----------
-    unary : numpy.ndarray
-        (n,) per-token scores (e.g. the keep head's log-odds).
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 (n+2, n+2); every other entry 0.
-    """
-    u = np.asarray(unary, dtype=np.float64)
-    n = u.shape[0]
-    E = np.zeros((n + 2, n + 2))
-    E[:n + 1, 1:n + 1] = np.triu(np.broadcast_to(u, (n + 1, n)))
-    return E

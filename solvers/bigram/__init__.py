@@ -8,6 +8,8 @@ from dualdecomp.solvers.bigram.solver import (
     dp_updates,
     solve,
     solve_lengths,
+    token_potentials,
 )
 
-__all__ = ["Bigram", "LengthTable", "PathComponent", "dp_updates", "kbest", "solve", "solve_lengths"]
+__all__ = ["Bigram", "LengthTable", "PathComponent", "dp_updates", "kbest", "solve", "solve_lengths",
+           "token_potentials"]

@@ -309,6 +309,27 @@ def dp_updates(n: int, length: int | None = None, all_lengths: bool = False) -> 
     return ops + sum(n + 1 - c for c in finals)  # transitions into n+1, as in _finish
 
 
+def token_potentials(w: Any) -> np.ndarray:
+    """The bigram potentials of a per-token score: ``w[j - 1]`` on every entry (i, j) with 0 <= i < j <= n,
+    so that every path scores ``Σ_k w_k keep_k`` (a path enters each kept token once), 0 elsewhere.
+
+    Parameters
+    ----------
+    w : array_like
+        (n,) per-token scores, finite or -inf (a token never kept).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n+2, n+2).
+    """
+    u = np.asarray(w, dtype=np.float64)
+    n = u.shape[0]
+    E = np.zeros((n + 2, n + 2))
+    E[:n + 1, 1:n + 1] = np.triu(np.broadcast_to(u, (n + 1, n)))
+    return E
+
+
 class PathComponent:
     """What the bigram and trigram components share: potentials validated once (copied, read-only),
     the exact solve at free or exact length, and the every-length table. A subclass sets ``ndim``,
@@ -366,7 +387,7 @@ class Bigram(PathComponent):
     _lengths = staticmethod(_lengths_kernel)
 
     capabilities: ClassVar[Capabilities] = Capabilities(exact_length=True, length_bias=1, char_budget=True,
-                                                        summable=True)
+                                                        summable=True, absorbs=True)
 
     def __init__(self, B: Any, name: str = "bigram") -> None:
         self._init(B, name)
@@ -410,6 +431,17 @@ class Bigram(PathComponent):
         """One bigram component scoring this one's potentials plus those of ``others`` (capability
         ``summable``): every path's score is the sum of its scores. It keeps this component's name."""
         return Bigram(sum(c.B for c in (self, *others)), name=self.name)
+
+    def absorbed(self, other: Any) -> Bigram | None:
+        """This component plus ``other`` as one bigram component when ``other``'s score is a sum of
+        per-token scores (``other.token_scores()`` is not None: an unconstrained
+        :class:`~dualdecomp.solvers.unary.Unary`), else None (capability ``absorbs``): every path's score
+        is the sum of the two scores of its yield (:func:`token_potentials`). It keeps this component's
+        name."""
+        scores = getattr(other, "token_scores", lambda: None)()
+        if scores is None or len(scores) != self.B.shape[0] - 2:
+            return None
+        return Bigram(self.B + token_potentials(scores), name=self.name)
 
     def with_length_bias(self, bias: float) -> Bigram:
         """This component with ``bias`` added to every finite pair potential: ``bias · (L + 1)`` more for a

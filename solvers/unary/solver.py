@@ -84,6 +84,11 @@ class Unary:
     def __repr__(self) -> str:
         return f"Unary(n={self.n}, required={int(self.required.sum())})"
 
+    def token_scores(self) -> np.ndarray | None:
+        """The per-token scores ``w`` when the score is exactly ``Σ_k w_k keep_k`` over every keep vector
+        (no required token), else None: what a bigram component absorbs (``Bigram.absorbed``)."""
+        return None if self.required.any() else self.w
+
     def with_length_bias(self, bias: float) -> Unary:
         """This component with ``bias`` added to the score of every keepable token: ``bias · L`` more for L
         kept tokens (capability ``length_bias``)."""
