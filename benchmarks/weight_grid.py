@@ -173,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--free", action="store_true", help="also the token F1 at free length per dev file and "
                    "their mean (after the gold-length columns; certified %% then counts both lengths)")
     args = p.parse_args(argv)
-    if any(g.get("chain_unary", 0) > 0 for g in grid_of(args)) and args.chain_model is None:
-        p.error("chain_unary weights need --chain-model (they are its keep log-odds)")
     grid = grid_of(args)
+    if any(g.get("chain_unary", 0) > 0 for g in grid) and args.chain_model is None:
+        p.error("chain_unary weights need --chain-model (they are its keep log-odds)")
     if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
     scorer_dirs = {}
