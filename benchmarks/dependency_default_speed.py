@@ -5,7 +5,8 @@ without the dependency component.
 other jobs a change of load between the two runs moves their ratio. This script times both on the same
 60 dev sentences of 25 to 35 tokens (as ``neural_speed.py`` picks them), **alternating** the two
 configurations sentence by sentence (the order swapped every sentence), ``--rounds`` times over. It
-prints one JSON line per configuration (median wall-clock ms and median CPU ms per sentence, CPU being
+prints the machine first (``benchmarks/machine.py``: CPU, cores, int8 and bfloat16 instructions), then one
+JSON line per configuration (median wall-clock ms and median CPU ms per sentence, CPU being
 ``time.process_time``: user + system of the process, all threads) and one line with the ratios of the
 medians, candidate over default.
 
@@ -26,6 +27,8 @@ import json
 import statistics
 import time
 from pathlib import Path
+
+from machine import this_machine  # the sibling module (this folder is on sys.path)
 
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.data.jsonl import read_corpus
@@ -52,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     items = [it for name in DEV for it in read_corpus(ROOT / "data" / "corpora" / name)
              if 25 <= it.n <= 35][:args.limit]
     sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
+    print(json.dumps(this_machine().as_json()), flush=True)
     comps = {name: Compressor(args.model, name) for name in configs}
     for comp in comps.values():
         comp.compress(sentences[0])  # compile and load outside the measurement

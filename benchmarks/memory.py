@@ -71,7 +71,6 @@ import sys
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import argparse
-import datetime
 import json
 import pickle
 import resource
@@ -82,6 +81,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import this_machine  # the sibling module (this folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "data" / "default_model"
@@ -222,19 +222,6 @@ def _fit_grid(spec: dict, lengths: list[int]) -> list[int]:
     if isinstance(cap, int):  # a configuration with its own bound: measured up to it
         return sorted({max(cap * k // 4, 2) for k in (1, 2, 3, 4)})
     return lengths
-
-
-def _machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    return f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} cores, {mem:.0f} GiB"
 
 
 def _predict(points: list[dict], key: str, n: int) -> float:
@@ -423,7 +410,7 @@ def _fit(args) -> int:
     else:
         from dualdecomp.data.parsing import parse_tokens
 
-        when = (f"{_machine()}; the least CPU time of {args.repeats} free-length compressions "
+        when = (f"{this_machine().summary()}; the least CPU time of {args.repeats} free-length compressions "
                 "(parsing excluded), benchmarks/memory.py --fit")
         measured = dict.fromkeys(names, when)
         wanted = set()
@@ -464,7 +451,7 @@ def _fit(args) -> int:
     for name in names:
         try:
             growths[name] = _growth(name, lines, args.budget_seconds, args.budget_mib,
-                                    measured.get(name, _machine()))
+                                    measured.get(name, this_machine().summary()))
         except SystemExit as exc:
             print(json.dumps({"kind": "growth", "config": name, "error": str(exc)}), flush=True)
             continue

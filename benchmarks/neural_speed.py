@@ -13,7 +13,11 @@ the two encoders are compared in the same run; ``--int8-encoder CONFIG ...`` lik
 onnxruntime graph (``DUALDECOMP_ENCODER=onnx-int8``; its ``ratio_to_float32`` is to the same
 configuration's float32 row of this run).
 
-``--encoder-variants`` adds, after those, the encoder alone (``data/default_model/neural``, the same
+The first line is the machine (``benchmarks/machine.py``: CPU, cores, int8 and bfloat16 instructions):
+the int8 graph's gain depends on them.
+
+``--encoder-variants`` adds, after those, the encoder alone (``data/default_model/neural``, the MiniLM
+token scorer, or the scorer folder ``--variants-scorer`` names, e.g. ``neural_mpnet``; the same
 sentences' word pieces; in a process of its own) under onnxruntime session options of its own: float32
 and int8 graph, 1 and 2 intra-op threads, ``session.intra_op.allow_spinning`` on and off, and at one
 thread the four graph optimisation levels. The variants are timed in turns (every variant over all
@@ -27,7 +31,8 @@ unary keep decision (the sign of the log-odds) flips, and the share of tokens ke
 not by the other in the default configuration's free-length compressions.
 
 ``python benchmarks/neural_speed.py [--configs neural neural-dependency-lm ...] [--numpy-encoder neural]
-[--int8-encoder neural-chain-mcdonald] [--encoder-variants] [--logit-gap] [--limit N]``
+[--int8-encoder neural-chain-mcdonald] [--encoder-variants [--variants-scorer neural_mpnet]] [--logit-gap]
+[--limit N]``
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import this_machine  # the sibling module (this folder is on sys.path)
 
 from dualdecomp.app.compressor import Compressor
 from dualdecomp.data.jsonl import read_corpus
@@ -87,9 +93,10 @@ def _session_options(threads: int, spinning: bool, level: str):
     return options
 
 
-def encoder_variants(words: list[list[str]]) -> None:
-    """Time the default unary scorer's encoder alone under each variant (see the module docstring)."""
-    scorer = load_neural_model(MODEL / "neural", backend="numpy")
+def encoder_variants(words: list[list[str]], scorer_folder: str = "neural") -> None:
+    """Time one scorer's encoder alone (by default the MiniLM token scorer's) under each variant (see the
+    module docstring)."""
+    scorer = load_neural_model(MODEL / scorer_folder, backend="numpy")
     pieces = [w.ids for words_ in words for w in scorer.pieces.windows(words_)]
     variants = [(int8, threads, spinning, "all") for threads in (1, 2) for spinning in (True, False)
                 for int8 in (False, True)]
@@ -106,8 +113,9 @@ def encoder_variants(words: list[list[str]]) -> None:
                 times[v].append(1000 * (time.perf_counter() - start))
     medians = {v: statistics.median(t) for v, t in times.items()}
     for (int8, threads, spinning, level), median in medians.items():
-        print(json.dumps({"encoder": "int8" if int8 else "float32", "threads": threads, "spinning": spinning,
-                          "optimisation": level, "sequences": len(pieces),
+        print(json.dumps({"scorer": scorer_folder, "encoder": "int8" if int8 else "float32",
+                          "threads": threads, "spinning": spinning, "optimisation": level,
+                          "sequences": len(pieces),
                           "mean_pieces": round(sum(map(len, pieces)) / len(pieces), 1),
                           "median_ms": round(median, 3),
                           "ratio_to_float32": round(median / medians[(False, threads, spinning, level)], 3),
@@ -160,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(default: %(default)s)")
     p.add_argument("--encoder-variants", action="store_true",
                    help="also time the encoder alone: float32/int8, 1/2 threads, spinning, optimisation")
+    p.add_argument("--variants-scorer", default="neural", metavar="FOLDER",
+                   help="the default model's scorer folder whose encoder --encoder-variants times "
+                        "(default: %(default)s)")
     p.add_argument("--logit-gap", action="store_true",
                    help="also measure what the int8 encoder moves in the scores and outputs on all of dev")
     p.add_argument("--model", type=Path, default=MODEL,
@@ -168,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-tokens", type=int, default=25)
     p.add_argument("--max-tokens", type=int, default=35)
     args = p.parse_args(argv)
+    if not (MODEL / args.variants_scorer / "model.json").is_file():
+        p.error(f"--variants-scorer: {MODEL / args.variants_scorer} is not a scorer folder")
+    print(json.dumps(this_machine().as_json()), flush=True)
     items = timed_items(args.limit, args.min_tokens, args.max_tokens)
     sentences = parse_tokens([it.text for it in items], ids=[it.id for it in items])
     medians: dict[str, float] = {}
@@ -201,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("DUALDECOMP_ENCODER", None)
     if args.encoder_variants:  # own process: pools of their own cannot be made beside the shared pool
         child = multiprocessing.get_context("spawn").Process(target=encoder_variants,
-                                                             args=([list(it.text) for it in items],))
+                                                             args=([list(it.text) for it in items],
+                                                                   args.variants_scorer))
         child.start()
         child.join()
     if args.logit_gap:

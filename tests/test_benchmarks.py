@@ -26,7 +26,8 @@ def test_neural_speed_compares_the_encoders_in_one_run(tmp_path):
                           "--numpy-encoder", "neural", "--int8-encoder", "neural"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    machine, *rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert set(machine) == {"machine", "instructions"}  # the machine comes first
     assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "neural", "neural [numpy encoder]",
                                            "neural [onnx-int8 encoder]"]
     assert rows[0]["ratio_to_old_default"] == 1.0
@@ -43,7 +44,7 @@ def test_neural_speed_times_a_configuration_as_it_is_before_its_other_encoders(t
                           "--numpy-encoder", "neural", "--int8-encoder"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    _, *rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["config"] for r in rows] == ["mcdonald-dependency-lm", "mcdonald", "neural",
                                            "neural [numpy encoder]"]
     assert rows[-1]["ratio_to_float32"] > 0
@@ -195,6 +196,7 @@ def _load_script(name: str):
     path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"benchmark_{name}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -226,7 +228,8 @@ def test_speed_in_turns_times_the_two_configurations_it_is_given(tmp_path):
                           "mcdonald", "mcdonald-lm"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    machine, *rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert "cores" in machine["machine"] and isinstance(machine["instructions"], list)
     assert [r.get("config") for r in rows[:2]] == ["mcdonald", "mcdonald-lm"]
     assert all(r["sentences"] == 2 and r["certified"] == 1.0 for r in rows[:2])
     assert set(rows[2]) == {"ratio_wall", "ratio_cpu"}
@@ -297,3 +300,19 @@ def test_candidate_folder_adds_a_scorer_and_a_configuration_without_touching_the
     assert again.returncode == 2 and "exists: choose a new folder" in again.stderr
     bad = run("--out", "m3", "--config", 'x={"components": [{"kind": "nope", "path": ".", "weight": 1}]}')
     assert bad.returncode == 2 and "configuration x" in bad.stderr and not (tmp_path / "m3").exists()
+
+
+def test_machine_reads_the_cpu_and_its_matrix_instructions(tmp_path):
+    """The CPU's model name and, of its flags, those in MATRIX_FLAGS in that order; unknown without
+    /proc/cpuinfo."""
+    machine = _load_script("machine")
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: fpu amx_int8 avx2 sse "
+                    "avx512_vnni\n\nprocessor\t: 1\nmodel name\t: Other\nflags\t\t: avx512f\n")
+    found = machine.this_machine(info)
+    assert found.cpu == "Test CPU 9000" and found.instructions == ("avx2", "avx512_vnni", "amx_int8")
+    assert found.summary().endswith(f"Test CPU 9000, {found.cores} cores, {found.memory_gib:.0f} GiB")
+    assert found.as_json() == {"machine": found.summary(),
+                               "instructions": ["avx2", "avx512_vnni", "amx_int8"]}
+    missing = machine.this_machine(tmp_path / "absent")
+    assert missing.cpu == "unknown CPU" and missing.instructions == ()
