@@ -21,6 +21,12 @@ Markers, an HTML comment on the lines just before the fence (the site does not s
 Comparison: trailing spaces and trailing empty lines are ignored, timings (``5.7 ms``, ``in 12.7 s``)
 are masked on both sides, ``...`` in the expected output matches anything within its line, and a line
 that is only ``...`` matches any number of lines (paths and run-dependent numbers are written so).
+Numbers are compared as printed, except two kinds whose last digits are float rounding that differs
+between CPUs (float32 matrix products sum in another order with AVX2 than with AVX-512): a number printed
+with a decimal point or exponent and at least :data:`PRECISE_DIGITS` significant digits (a primal, a dual)
+matches one within :data:`RELATIVE` of it, and a printed ``0`` matches a decimal number within
+:data:`ZERO` of it (a duality gap of 1e-14). Scores, rates and counts printed to fewer digits must match
+exactly.
 """
 
 from __future__ import annotations
@@ -31,6 +37,12 @@ from pathlib import Path
 
 FENCE = re.compile(r"^```([\w-]*)\s*$")
 MARKER = re.compile(r"<!--\s*doc-example:\s*(?P<body>.*?)-->", re.S)
+NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+NUMBER_IN_TEXT = re.compile(rf"(?<![\w.-]){NUMBER}(?!\w)")
+PRECISE_DIGITS = 5
+RELATIVE = 2e-5
+"""One unit in the fifth significant digit: a primal of 73.3779 on one CPU prints 73.3778 on another."""
+ZERO = 1e-9
 TIMING = [(re.compile(r"\b\d+(?:\.\d+)? ms\b"), "<ms>"), (re.compile(r"\bin \d+(?:\.\d+)? s\b"), "in <s>")]
 
 
@@ -164,13 +176,42 @@ def _normalise(text: str) -> str:
     return "\n".join(lines)
 
 
+def _rounding_only(printed: str) -> bool:
+    """Whether a number printed so may differ between CPUs in its last digits (see the docstring)."""
+    if printed.lstrip("-") == "0":
+        return True
+    mantissa = re.split("[eE]", printed.lstrip("-"))[0]
+    return "." in mantissa and len(mantissa.replace(".", "").lstrip("0")) >= PRECISE_DIGITS
+
+
+def _close(printed: str, found: str) -> bool:
+    a, b = float(printed), float(found)
+    if printed.lstrip("-") == "0":
+        return found.lstrip("-") == "0" or ("." in found or "e" in found.lower()) and abs(b) <= ZERO
+    return abs(a - b) <= RELATIVE * max(abs(a), abs(b))
+
+
+def _pattern(text: str, numbers: list[str]) -> str:
+    """``text`` as a regular expression; each number :func:`_rounding_only` becomes a group (its printed
+    form appended to ``numbers``)."""
+    out, at = [], 0
+    for match in NUMBER_IN_TEXT.finditer(text):
+        if _rounding_only(match.group()):
+            out += [re.escape(text[at:match.start()]), f"({NUMBER})"]
+            numbers.append(match.group())
+            at = match.end()
+    return "".join(out) + re.escape(text[at:])
+
+
 def matches(expected: str, actual: str) -> bool:
     """Whether ``actual`` is what ``expected`` shows, after masking (see the module's docstring)."""
-    parts = []
+    parts: list[str] = []
+    numbers: list[str] = []
     for line in _normalise(expected).split("\n") if expected.strip() else []:
         if line.strip() == "...":
             parts.append(r"(?:[^\n]*\n)*?")
         else:
-            parts.append("[^\n]*".join(re.escape(p) for p in line.split("...")) + r"\n")
+            parts.append("[^\n]*".join(_pattern(p, numbers) for p in line.split("...")) + r"\n")
     actual_text = _normalise(actual)
-    return re.fullmatch("".join(parts), actual_text + "\n" if actual_text else "") is not None
+    found = re.fullmatch("".join(parts), actual_text + "\n" if actual_text else "")
+    return found is not None and all(_close(a, b) for a, b in zip(numbers, found.groups(), strict=True))

@@ -22,7 +22,13 @@ from dualdecomp.models.neural.encoder import (
     gelu,
     layer_names,
 )
-from dualdecomp.models.neural.onnx_encoder import OnnxEncoder, encoder_graph, onnx_available, quantise_columns
+from dualdecomp.models.neural.onnx_encoder import (
+    OnnxEncoder,
+    encoder_graph,
+    onnx_available,
+    quantise_columns,
+    signed_weights_exact,
+)
 from dualdecomp.models.neural.store import load_neural_model, quantise_rows
 from tests.neural_tiny import tiny_config, tiny_params, write_tiny_scorer
 
@@ -115,13 +121,16 @@ def test_columns_quantise_like_stored_rows() -> None:
 def test_int8_graph_weights_are_the_stored_int8_rows(tiny) -> None:
     d, config, _ = tiny
     stored = read_npz(d / "weights.npz")
-    _, weights = encoder_graph(load_neural_model(d, backend="numpy").encoder, int8=True)
+    _, weights = encoder_graph(load_neural_model(d, backend="numpy").encoder, int8=True, unsigned=False)
     name = "encoder.layer.1.intermediate.dense.weight"  # (i, h) rows = the graph's (h, i) columns
     assert np.array_equal(weights["l1.ff_in.wq"], stored[name].T)
     wide = "encoder.layer.0.output.dense.weight"
     assert np.array_equal(weights["l0.ff_out.wq"], stored[wide].T)
     parts = [stored[f"encoder.layer.0.attention.self.{p}.weight"] for p in ("query", "key", "value")]
     assert np.array_equal(weights["l0.qkv.wq"], np.concatenate(parts).T)
+    _, unsigned = encoder_graph(load_neural_model(d, backend="numpy").encoder, int8=True, unsigned=True)
+    assert unsigned["l1.ff_in.wq"].dtype == np.uint8  # the same integers, shifted by the zero point 128
+    assert np.array_equal(unsigned["l1.ff_in.wq"].astype(np.int16) - 128, stored[name].T)
 
 
 def _agreeing(fast, enc: Encoder, sequences: list[np.ndarray]) -> float:
@@ -138,6 +147,29 @@ def _sequences(enc: Encoder, count: int = 40) -> list[np.ndarray]:
 def test_int8_encoder_computes_the_int8_emulation(encoders) -> None:
     enc, fast = encoders
     assert _agreeing(fast, enc, _sequences(enc)) >= 0.9
+
+
+def test_the_weights_are_unsigned_where_signed_ones_would_saturate() -> None:
+    """By default the graph takes uint8 weights exactly where int8 ones would not sum exactly."""
+    enc = Encoder(tiny_config(40), tiny_params(tiny_config(40), 0))
+    _, weights = encoder_graph(enc, int8=True)
+    assert (weights["l0.qkv.wq"].dtype == np.int8) == signed_weights_exact()
+
+
+def test_int8_weights_at_full_scale_sum_exactly(encoders) -> None:
+    """Every weight at ±127 (adjacent products of large activation codes overflow 16 bits): the uint8
+    weights compute the int8 emulation on every CPU; int8 weights do where :func:`signed_weights_exact`
+    says so, and on a CPU where it says not (AVX2 without VNNI), they are far from it."""
+    enc, _ = encoders
+    full = enc
+    for k, layer in enumerate(enc.layers):
+        signs = {name: np.where(getattr(layer, name) < 0, -0.5, 0.5).astype(np.float32)
+                 for name in ("qkv_w", "out_w", "ff_in_w", "ff_out_w")}
+        full = _with_layer(full, k, **signs)
+    sequences = _sequences(full)
+    assert _agreeing(OnnxEncoder(full, threads=1, int8=True, unsigned=True), full, sequences) >= 0.9
+    signed = _agreeing(OnnxEncoder(full, threads=1, int8=True, unsigned=False), full, sequences)
+    assert signed >= 0.9 if signed_weights_exact() else signed < 0.5
 
 
 @settings(max_examples=25, deadline=None)

@@ -16,6 +16,9 @@ the fallback where onnxruntime is missing.
 With ``int8=True`` the graph's six matrix products per layer are onnxruntime's ``DynamicQuantizeMatMul``
 (com.microsoft): the weights as int8 with one float32 scale per output column, the activations
 quantised to uint8 per tensor at run time, int32 accumulation (VNNI/AMX kernels where the CPU has them).
+Where the CPU has neither, onnxruntime's uint8 x int8 kernels add pairs of products in 16 bits and saturate,
+so there the graph takes each weight as uint8 ``q + 128`` with zero point 128 (:func:`signed_weights_exact`):
+the same integer sums, exactly, by the uint8 x uint8 kernels.
 The weight side is the stored model itself: ``weights.npz`` keeps each matrix as int8 rows with a scale per
 row (:func:`~dualdecomp.models.neural.store.quantise_rows`), a row being an output column here. The loader
 hands those rows to the graph as they are (:class:`~dualdecomp.models.neural.encoder.Int8Matrix`, no
@@ -26,14 +29,18 @@ side moves the scores (docs/components/neural.md has the measurements); the grap
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import platform
+from pathlib import Path
 
 import numpy as np
 
 from dualdecomp.models.neural.encoder import EncoderConfig, EncoderParts, Int8Matrix, checked_ids
 
-__all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns"]
+__all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns",
+           "signed_weights_exact"]
 
 OPSET = 20
 MS_DOMAIN = "com.microsoft"
@@ -75,7 +82,46 @@ def default_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 0
 
 
-def encoder_graph(encoder: EncoderParts, int8: bool = False) -> tuple[bytes, dict[str, np.ndarray]]:
+X86 = frozenset({"x86_64", "amd64", "i386", "i686", "x86"})
+EXACT_SIGNED_FLAGS = frozenset({"avx512_vnni", "amx_int8"})
+"""The ``/proc/cpuinfo`` flags with which onnxruntime's uint8 x int8 products sum exactly on x86."""
+
+
+@functools.cache
+def signed_weights_exact() -> bool:
+    """Whether onnxruntime sums uint8 activations times **int8** weights exactly on this CPU.
+
+    On x86 without AVX-512 VNNI or AMX, onnxruntime's uint8 x int8 kernels multiply with ``vpmaddubsw``,
+    which adds each two neighbouring products in 16 bits and saturates (255 x 127 x 2 does not fit):
+    with MPNet's weights a third of the MPNet token scorer's keep decisions flipped on such a CPU (an
+    AMD EPYC with AVX2 only). VNNI's ``vpdpbusd`` and AMX add the products in 32 bits; other
+    architectures' kernels widen before they add. Where the CPU's flags cannot be read (no
+    ``/proc/cpuinfo``), numpy's record of AVX-512 VNNI decides; where that is missing too, the answer is
+    no (the unsigned weights are exact everywhere, only slower).
+    """
+    if platform.machine().lower() not in X86:
+        return True
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "flags":
+                return not EXACT_SIGNED_FLAGS.isdisjoint(value.split())
+    except OSError:
+        pass
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__  # lazy: numpy's private CPU record
+    except ImportError:
+        return False
+    return bool(__cpu_features__.get("AVX512VNNI", False))
+
+
+def unsigned_weights(q: np.ndarray) -> np.ndarray:
+    """int8 ``q`` as uint8 ``q + 128`` (a new array): with zero point 128, the same integers."""
+    return np.ascontiguousarray(q).view(np.uint8) ^ np.uint8(0x80)
+
+
+def encoder_graph(encoder: EncoderParts, int8: bool = False,
+                  unsigned: bool | None = None) -> tuple[bytes, dict[str, np.ndarray]]:
     """The encoder's forward pass as a serialised ONNX model whose weights stay outside it.
 
     Parameters
@@ -89,6 +135,12 @@ def encoder_graph(encoder: EncoderParts, int8: bool = False) -> tuple[bytes, dic
         :class:`~dualdecomp.models.neural.encoder.Int8Matrix` as it is, a float32 matrix through
         :func:`quantise_columns`: the same numbers for a matrix dequantised from stored rows) instead of
         a float32 ``MatMul`` (of an ``Int8Matrix`` dequantised).
+    unsigned : bool, optional
+        For the int8 graph: hand the weights to ``DynamicQuantizeMatMul`` as uint8 ``q + 128`` with zero
+        point 128 (onnxruntime's uint8 x uint8 kernels, which sum exactly on every CPU) instead of int8
+        ``q``. Both give the same integer sums where both are exact (so the same scores, up to float
+        rounding). By default
+        (None), unsigned unless :func:`signed_weights_exact`.
 
     Returns
     -------
@@ -102,6 +154,8 @@ def encoder_graph(encoder: EncoderParts, int8: bool = False) -> tuple[bytes, dic
     """
     from onnx import TensorProto, helper, numpy_helper  # lazy: the numpy backend works without onnx
 
+    if unsigned is None:
+        unsigned = not signed_weights_exact()
     cfg: EncoderConfig = encoder.config
     h, heads = cfg.hidden_size, cfg.num_attention_heads
     dh = h // heads
@@ -129,11 +183,15 @@ def encoder_graph(encoder: EncoderParts, int8: bool = False) -> tuple[bytes, dic
         return output
 
     def linear(x: str, w: np.ndarray | Int8Matrix, b: np.ndarray, name: str) -> str:
-        if int8:  # bias fused into the op; no zero point (symmetric weights)
+        if int8:  # bias fused into the op
             q, scale = (w.values, w.scale) if isinstance(w, Int8Matrix) else quantise_columns(w)
-            return node("DynamicQuantizeMatMul",
-                        [x, const(name + ".wq", q), const(name + ".ws", scale), "", const(name + ".b", b)],
-                        name, domain=MS_DOMAIN)
+            if unsigned:  # the same integers: uint8 q + 128 with zero point 128 (see signed_weights_exact)
+                weights_in = [const(name + ".wq", unsigned_weights(q)), const(name + ".ws", scale),
+                              const(name + ".wz", np.full(q.shape[1], 128, np.uint8))]
+            else:
+                weights_in = [const(name + ".wq", q), const(name + ".ws", scale), ""]
+            return node("DynamicQuantizeMatMul", [x, *weights_in, const(name + ".b", b)], name,
+                        domain=MS_DOMAIN)
         matrix = w.dequantised() if isinstance(w, Int8Matrix) else w
         product = node("MatMul", [x, const(name + ".w", matrix)], name + ".mm")
         return node("Add", [product, const(name + ".b", b)], name)
@@ -232,10 +290,12 @@ class OnnxEncoder:
         Session options to use as given (threads, spinning, optimisation level: the benchmarks compare
         them) instead of the shared pool and full graph optimisation; ``threads`` is then
         ``options.intra_op_num_threads``.
+    unsigned : bool, optional
+        The int8 graph's weights as uint8 (see :func:`encoder_graph`); by default chosen by the CPU.
     """
 
     def __init__(self, encoder: EncoderParts, threads: int | None = None, int8: bool = False,
-                 options=None) -> None:
+                 options=None, unsigned: bool | None = None) -> None:
         import onnxruntime as ort  # lazy: the numpy backend works without onnxruntime
 
         self.config = encoder.config
@@ -248,7 +308,7 @@ class OnnxEncoder:
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         else:
             self.threads = options.intra_op_num_threads
-        graph, weights = encoder_graph(encoder, int8=self.int8)
+        graph, weights = encoder_graph(encoder, int8=self.int8, unsigned=unsigned)
         self._weights = weights  # the session reads these buffers in place: keep them alive
         options.add_external_initializers(list(weights), [ort.OrtValue.ortvalue_from_numpy(w)
                                                           for w in weights.values()])
