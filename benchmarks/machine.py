@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dualdecomp.core.cpu_info import read_cpu_info
+
 #: The /proc/cpuinfo flags that decide how fast an encoder runs (vector width, int8 and bfloat16 dots).
 MATRIX_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
 
@@ -55,19 +57,12 @@ def this_machine(cpuinfo: Path = Path("/proc/cpuinfo")) -> Machine:
         Today's date, the CPU's model name ("unknown CPU" where unreadable), ``os.cpu_count()``, the
         physical memory and the members of ``MATRIX_FLAGS`` the CPU reports, in that order.
     """
-    cpu, flags = "unknown CPU", set()
-    try:
-        for line in cpuinfo.read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name" and cpu == "unknown CPU":
-                cpu = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
-    except OSError:
-        pass
+    info = read_cpu_info(cpuinfo)
+    flags = info.flags or frozenset()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    return Machine(date=datetime.date.today().isoformat(), cpu=cpu, cores=os.cpu_count() or 1,
-                   memory_gib=memory, instructions=tuple(f for f in MATRIX_FLAGS if f in flags))
+    return Machine(date=datetime.date.today().isoformat(), cpu=info.model or "unknown CPU",
+                   cores=os.cpu_count() or 1, memory_gib=memory,
+                   instructions=tuple(f for f in MATRIX_FLAGS if f in flags))
 
 
 def main(argv: list[str] | None = None) -> int:

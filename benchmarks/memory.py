@@ -404,13 +404,14 @@ def _measured_by_config(lines: list[dict]) -> dict[str, str]:
 def _fit(args) -> int:
     """--fit: measure (or read ``--from``), print the growth lines, write them with --write."""
     names = args.configs or _fit_names()
+    here = this_machine().summary()
     if args.from_file:
         lines = [json.loads(ln) for ln in Path(args.from_file).read_text().splitlines() if ln.strip()]
         measured = _measured_by_config(lines)
     else:
         from dualdecomp.data.parsing import parse_tokens
 
-        when = (f"{this_machine().summary()}; the least CPU time of {args.repeats} free-length compressions "
+        when = (f"{here}; the least CPU time of {args.repeats} free-length compressions "
                 "(parsing excluded), benchmarks/memory.py --fit")
         measured = dict.fromkeys(names, when)
         wanted = set()
@@ -451,7 +452,7 @@ def _fit(args) -> int:
     for name in names:
         try:
             growths[name] = _growth(name, lines, args.budget_seconds, args.budget_mib,
-                                    measured.get(name, this_machine().summary()))
+                                    measured.get(name, here))
         except SystemExit as exc:
             print(json.dumps({"kind": "growth", "config": name, "error": str(exc)}), flush=True)
             continue

@@ -33,10 +33,10 @@ import functools
 import math
 import os
 import platform
-from pathlib import Path
 
 import numpy as np
 
+from dualdecomp.core.cpu_info import read_cpu_info
 from dualdecomp.models.neural.encoder import EncoderConfig, EncoderParts, Int8Matrix, checked_ids
 
 __all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns",
@@ -101,13 +101,9 @@ def signed_weights_exact() -> bool:
     """
     if platform.machine().lower() not in X86:
         return True
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "flags":
-                return not EXACT_SIGNED_FLAGS.isdisjoint(value.split())
-    except OSError:
-        pass
+    flags = read_cpu_info().flags
+    if flags is not None:
+        return not EXACT_SIGNED_FLAGS.isdisjoint(flags)
     try:
         from numpy._core._multiarray_umath import __cpu_features__  # lazy: numpy's private CPU record
     except ImportError:
