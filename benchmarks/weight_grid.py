@@ -21,9 +21,10 @@ kind ``chain``, e.g. the scorer with a pair head, ``data/default_model/neural_ch
 a third, a further token scorer beside the first (weights of kind ``neural2``: an ensemble of two token
 scorers, summed as potentials); ``chain_unary`` weights the chain scorer's own keep log-odds once more
 (as a configuration's ``"options": {"unary_scale": 1 + chain_unary / chain}`` on the chain component
-does, in one encoder pass). With a neural weight, sentences beyond the fallback length use the neural
-component alone (as the neural configurations' fallback does), with only a chain weight the chain scorer
-alone (with its ``chain_unary``). ``--free`` adds the token F1 at free length.
+does, in one encoder pass; negative down to ``-chain``, which leaves the pair head alone). With a
+neural weight, sentences beyond the fallback length use the neural component alone (as the neural
+configurations' fallback does), with only a chain weight the chain scorer alone (with its
+``chain_unary``). ``--free`` adds the token F1 at free length.
 """
 
 from __future__ import annotations
@@ -102,6 +103,13 @@ def prepare(model_dir: Path, t3_dir: Path | None, limit: int | None,
     return out
 
 
+def weighs(weights: dict[str, float], kind: str) -> bool:
+    """Whether a grid point uses a column: a weight > 0, or for ``chain_unary`` any weight but 0 (a
+    negative one weighs the chain scorer's keep head less than its pair head, down to 0 at -chain)."""
+    w = weights.get(kind, 0)
+    return w != 0 if kind == "chain_unary" else w > 0
+
+
 def components(parts: dict, weights: dict[str, float]) -> list:
     """The weighted components of one sentence; beyond the fallback length only some: the token scorer
     when weighted, else the chain scorer (with its ``chain_unary``) when weighted, else McDonald."""
@@ -109,13 +117,13 @@ def components(parts: dict, weights: dict[str, float]) -> list:
         if weights.get("neural", 0) > 0:
             chosen = {"neural": 1.0}
         elif weights.get("chain", 0) > 0:
-            chosen = {kind: weights[kind] for kind in ("chain", "chain_unary") if weights.get(kind, 0) > 0}
+            chosen = {kind: weights[kind] for kind in ("chain", "chain_unary") if weighs(weights, kind)}
         else:
             chosen = {"bigram": 1.0}
         return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weight)
                             for kind, weight in chosen.items()])
     return merged_sums([weighted_component(KIND_OF.get(kind, kind), parts[kind], weights[kind])
-                        for kind in KINDS if weights.get(kind, 0) > 0])
+                        for kind in KINDS if weighs(weights, kind)])
 
 
 def score(data: list[tuple[str, list]], weights: dict[str, float],
@@ -174,8 +182,11 @@ def main(argv: list[str] | None = None) -> int:
                    "their mean (after the gold-length columns; certified %% then counts both lengths)")
     args = p.parse_args(argv)
     grid = grid_of(args)
-    if any(g.get("chain_unary", 0) > 0 for g in grid) and args.chain_model is None:
+    if any(weighs(g, "chain_unary") for g in grid) and args.chain_model is None:
         p.error("chain_unary weights need --chain-model (they are its keep log-odds)")
+    if any(g.get("chain_unary", 0) < -g.get("chain", 0) for g in grid):
+        p.error("a chain_unary weight below minus the chain weight would weigh the keep head negatively "
+                "(a configuration's unary_scale = 1 + chain_unary / chain must be >= 0)")
     if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
     scorer_dirs = {}
@@ -186,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         if path is not None:
             scorer_dirs[kind] = (Path(path), getattr(args, f"{kind}_backend"))
     start = time.perf_counter()
-    needed = frozenset({"bigram"} | {kind for g in grid for kind in KINDS if g.get(kind, 0) > 0})
+    needed = frozenset({"bigram"} | {kind for g in grid for kind in KINDS if weighs(g, kind)})
     if "chain_unary" in needed:
         needed |= {"chain"}
     data = prepare(Path(args.model), Path(args.t3) if args.t3 else None, args.limit, scorer_dirs, needed)

@@ -222,6 +222,33 @@ def test_weight_grid_decodes_a_long_sentence_with_the_chain_scorer_when_no_token
     assert decode(both).keep.sum() == 0  # within the fallback length both are summed: 0.1 - 2 per bigram
 
 
+def test_weight_grid_takes_a_negative_chain_unary_down_to_the_pair_head_alone(capsys):
+    """chain_unary = -chain takes the chain scorer's keep log-odds out of its potentials exactly (what a
+    configuration's unary_scale 0 does), so only its pair head decodes; below -chain is a usage error."""
+    import numpy as np
+    import pytest
+
+    from dualdecomp.engine.decode import decode
+    from dualdecomp.solvers.bigram import token_potentials
+
+    grid = _load_script("weight_grid")
+    n = 4
+    upper = np.triu(np.ones((n + 2, n + 2)), k=1)
+    pair = np.where(upper > 0, 0.5, -np.inf)  # every bigram pays a little: alone, keep all
+    keep = np.full(n, -3.0)  # the keep head says drop every token
+    parts = {"short": True, "bigram": np.where(upper > 0, 0.0, -np.inf),
+             "chain": pair + token_potentials(keep), "chain_unary": token_potentials(keep)}
+    with_keep = grid.components(parts, {"bigram": 1, "chain": 1})
+    pair_only = grid.components(parts, {"bigram": 1, "chain": 1, "chain_unary": -1})
+    assert decode(with_keep).keep.sum() == 0
+    assert decode(pair_only).keep.sum() == n
+    assert decode(pair_only).primal == pytest.approx(0.5 * (n + 1), abs=1e-9)
+    assert grid.weighs({"chain_unary": -0.5}, "chain_unary") and not grid.weighs({"chain": -1}, "chain")
+    with pytest.raises(SystemExit) as exc:
+        grid.main(["--chain-model", "x", "--grid", '[{"bigram": 1, "chain": 0.5, "chain_unary": -1}]'])
+    assert exc.value.code == 2 and "below minus the chain weight" in capsys.readouterr().err
+
+
 def test_speed_in_turns_times_the_two_configurations_it_is_given(tmp_path):
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "dependency_default_speed.py"
     out = subprocess.run([sys.executable, str(script), "--limit", "2", "--rounds", "1", "--configs",
