@@ -114,9 +114,9 @@ def components(parts: dict, weights: dict[str, float]) -> list:
     """The weighted components of one sentence; beyond the fallback length only some: the token scorer
     when weighted, else the chain scorer (with its ``chain_unary``) when weighted, else McDonald."""
     if "short" not in parts:
-        if weights.get("neural", 0) > 0:
+        if weighs(weights, "neural"):
             chosen = {"neural": 1.0}
-        elif weights.get("chain", 0) > 0:
+        elif weighs(weights, "chain"):
             chosen = {kind: weights[kind] for kind in ("chain", "chain_unary") if weighs(weights, kind)}
         else:
             chosen = {"bigram": 1.0}
@@ -187,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     if any(g.get("chain_unary", 0) < -g.get("chain", 0) for g in grid):
         p.error("a chain_unary weight below minus the chain weight would weigh the keep head negatively "
                 "(a configuration's unary_scale = 1 + chain_unary / chain must be >= 0)")
-    if any(g.get("transducer", 0) > 0 for g in grid) and args.t3 is None:
+    if any(weighs(g, "transducer") for g in grid) and args.t3 is None:
         p.error("transducer weights need --t3")
     scorer_dirs = {}
     for kind in SCORERS:
         path = getattr(args, f"{kind}_model")
-        if any(g.get(kind, 0) > 0 for g in grid) and path is None:
+        if any(weighs(g, kind) for g in grid) and path is None:
             p.error(f"{kind} weights need --{kind}-model")
         if path is not None:
             scorer_dirs[kind] = (Path(path), getattr(args, f"{kind}_backend"))
