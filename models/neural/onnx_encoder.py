@@ -150,7 +150,7 @@ def encoder_graph(encoder: EncoderParts, int8: bool = False,
     """
     from onnx import TensorProto, helper, numpy_helper  # lazy: the numpy backend works without onnx
 
-    if unsigned is None:
+    if int8 and unsigned is None:  # the float32 graph has no integer weights to choose for
         unsigned = not signed_weights_exact()
     cfg: EncoderConfig = encoder.config
     h, heads = cfg.hidden_size, cfg.num_attention_heads
