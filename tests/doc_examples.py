@@ -187,7 +187,7 @@ def _rounding_only(printed: str) -> bool:
 def _close(printed: str, found: str) -> bool:
     a, b = float(printed), float(found)
     if printed.lstrip("-") == "0":
-        return found.lstrip("-") == "0" or ("." in found or "e" in found.lower()) and abs(b) <= ZERO
+        return found.lstrip("-") == "0" or (("." in found or "e" in found.lower()) and abs(b) <= ZERO)
     return abs(a - b) <= RELATIVE * max(abs(a), abs(b))
 
 
