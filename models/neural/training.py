@@ -67,6 +67,7 @@ from dualdecomp.models.neural.training_settings import (
     PieceOptions,
     TrainingSettings,
     add_arguments,
+    autocast_warning,
     piece_options_from,
     recorded_settings,
     settings_from_options,
@@ -376,6 +377,9 @@ def fine_tune(base: Path, train: Sequence[Example], dev: Sequence[Example], out:
             log(f"{out} is already trained with these settings and data: not trained again "
                 "(--no-resume trains it again)")
             return done
+    warning = autocast_warning(settings)
+    if warning is not None:
+        log(warning)
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = np.random.default_rng(settings.seed)
