@@ -265,8 +265,8 @@ neural-candidate-mpnet-chain: train-env $(MPNET_WHEELS)
 # A candidate for "more of the data, longer" on MPNet (benchmarks/neural_mpnet_chain_long.md, its rule
 # written before the run): the MPNet chain scorer's recipe (neural-candidate-mpnet-chain) on all 200,000
 # Google training sentences, two epochs, embeddings trained (neural-candidate-long's data and epochs);
-# about 5-6 hours on 2 idle AVX-512 BF16 / AMX cores, so it runs in pieces of at most --max-minutes: a piece that
-# stops writes its checkpoint and exits 4; run the same target again and it resumes there.
+# about 5-6 hours on 2 idle AVX-512 BF16 / AMX cores, so it runs in pieces of at most --max-minutes: a
+# piece that stops writes its checkpoint and exits 4; run the same target again and it resumes there.
 MPNET_LONG_RUN = $(TRAIN_BIN)/dualdecomp train --kind neural --unpack-base $(MPNET_WHEELS) --base .cache/mpnet \
 	--train data/corpora/eval.train.jsonl data/corpora/broadcast.train.jsonl data/corpora/written.train.jsonl \
 	$(SHARED)/google/train180k.tsv.gz $(SHARED)/google/train20k-b.tsv.gz \
